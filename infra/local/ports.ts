@@ -1,0 +1,28 @@
+import { createServer } from 'node:net';
+
+/** A TCP port that is free on 127.0.0.1 right now (the OS picks it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+/** Whether something already listens on the port (any interface). */
+export function portInUse(port: number, host?: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      resolve(error.code === 'EADDRINUSE' || error.code === 'EACCES'),
+    );
+    server.once('listening', () => server.close(() => resolve(false)));
+    server.listen(port, host);
+  });
+}

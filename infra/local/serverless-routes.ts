@@ -1,0 +1,132 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { parse } from 'yaml';
+import { cloudFormationTags } from '#infra/local/yaml-tags';
+
+/**
+ * The httpApi routes declared in serverless.yml, and route selection as API Gateway HTTP APIs do it:
+ * a path without parameters beats one with `{param}`, which beats a greedy `{proxy+}`; `ANY` matches
+ * every method; the `$default` route (`httpApi: '*'`) takes what nothing else matches. The local
+ * gateway and the routing consistency test both use this, so they agree with each other by construction.
+ */
+
+export interface ServerlessFunction {
+  /** The function's key in serverless.yml. */
+  name: string;
+  /** Module path without extension, e.g. `functions/http/service`. */
+  module: string;
+  /** The exported handler name, e.g. `handler`. */
+  exportName: string;
+  /** The endpoint group: the handler file's name. */
+  group: string;
+}
+
+export interface ApiRoute {
+  method: string;
+  path: string;
+  fn: ServerlessFunction;
+  isDefault: boolean;
+}
+
+interface ServerlessFile {
+  functions?: Record<
+    string,
+    { handler: string; events?: Array<{ httpApi?: string | { method: string; path: string } }> }
+  >;
+}
+
+export function readServerlessRoutes(file = 'serverless.yml'): ApiRoute[] {
+  const doc = parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as ServerlessFile;
+  const routes: ApiRoute[] = [];
+  for (const [name, definition] of Object.entries(doc.functions ?? {})) {
+    const dot = definition.handler.lastIndexOf('.');
+    const module = definition.handler.slice(0, dot);
+    const fn: ServerlessFunction = {
+      name,
+      module,
+      exportName: definition.handler.slice(dot + 1),
+      group: basename(module),
+    };
+    for (const event of definition.events ?? []) {
+      const httpApi = event.httpApi;
+      if (httpApi === undefined) continue;
+      if (httpApi === '*') {
+        routes.push({ method: 'ANY', path: '$default', fn, isDefault: true });
+      } else if (typeof httpApi === 'string') {
+        const [method, path] = httpApi.split(' ');
+        routes.push({ method: (method as string).toUpperCase(), path: path as string, fn, isDefault: false });
+      } else {
+        routes.push({ method: httpApi.method.toUpperCase(), path: httpApi.path, fn, isDefault: false });
+      }
+    }
+  }
+  return routes;
+}
+
+const segmentsOf = (path: string) => path.split('/').filter(Boolean);
+
+/** How well a route path matches, or undefined: higher ranks are more specific. */
+function rank(routePath: string, requestPath: string): number[] | undefined {
+  const pattern = segmentsOf(routePath);
+  const parts = segmentsOf(requestPath);
+  const rankOfSegments: number[] = [];
+  for (const [index, segment] of pattern.entries()) {
+    if (/^\{\w+\+\}$/.test(segment)) {
+      // Greedy: takes one or more remaining segments, and ranks below any exact or parameter match.
+      if (parts.length <= index) return undefined;
+      return [0, ...rankOfSegments, 0];
+    }
+    const part = parts[index];
+    if (part === undefined) return undefined;
+    if (/^\{\w+\}$/.test(segment)) rankOfSegments.push(1);
+    else if (segment === part) rankOfSegments.push(2);
+    else return undefined;
+  }
+  if (parts.length !== pattern.length) return undefined;
+  return [1, ...rankOfSegments];
+}
+
+function compareRanks(a: number[], b: number[]): number {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const difference = (a[i] ?? -1) - (b[i] ?? -1);
+    if (difference !== 0) return difference;
+  }
+  return 0;
+}
+
+export interface SelectedRoute {
+  route: ApiRoute;
+  pathParameters: Record<string, string>;
+}
+
+export function selectRoute(routes: ApiRoute[], method: string, path: string): SelectedRoute | undefined {
+  let best: { route: ApiRoute; rank: number[] } | undefined;
+  for (const route of routes) {
+    if (route.isDefault) continue;
+    if (route.method !== 'ANY' && route.method !== method) continue;
+    const routeRank = rank(route.path, path);
+    if (!routeRank) continue;
+    // A route for the exact method beats ANY on the same path.
+    const ranked = [...routeRank, route.method === 'ANY' ? 0 : 1];
+    if (!best || compareRanks(ranked, best.rank) > 0) best = { route, rank: ranked };
+  }
+  if (best) return { route: best.route, pathParameters: pathParametersOf(best.route.path, path) };
+  const fallback = routes.find((route) => route.isDefault);
+  return fallback ? { route: fallback, pathParameters: {} } : undefined;
+}
+
+function pathParametersOf(routePath: string, requestPath: string): Record<string, string> {
+  const pattern = segmentsOf(routePath);
+  const parts = segmentsOf(requestPath);
+  const parameters: Record<string, string> = {};
+  for (const [index, segment] of pattern.entries()) {
+    const greedy = /^\{(\w+)\+\}$/.exec(segment);
+    if (greedy) {
+      parameters[greedy[1] as string] = parts.slice(index).join('/');
+      break;
+    }
+    const param = /^\{(\w+)\}$/.exec(segment);
+    if (param) parameters[param[1] as string] = parts[index] as string;
+  }
+  return parameters;
+}

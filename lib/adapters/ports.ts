@@ -1,0 +1,9 @@
+/**
+ * Ports: what the domain needs from the outside world. Implementations live beside each other in
+ * `lib/adapters/aws` and `lib/adapters/local`; a port never imports its adapters.
+ */
+
+/** Time, injectable so that tests can move it (key rotation grace, token expiry, leases). */
+export interface Clock {
+  now(): Date;
+}

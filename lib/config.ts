@@ -1,0 +1,76 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, validated once at module scope. A missing or malformed
+ * value stops start-up with the variable's name (see `loadConfig`).
+ */
+const tiers = ['free', 'pro', 'teams', 'enterprise'] as const;
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((value) => value === 'true' || value === '1');
+
+const configSchema = z
+  .object({
+    APP_MODE: z.enum(['local', 'aws']).default('local'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    DATA_DIR: z.string().min(1).default('.data'),
+    DEFAULT_TIER: z.enum(tiers).default('free'),
+    TABLE_NAME: z.string().min(3).max(255).default('agent-ops-local'),
+    DYNAMODB_ENDPOINT: z.url().optional(),
+    AWS_REGION: z.string().min(1).default('us-east-1'),
+    JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    ALLOWED_ORIGINS: z.string().optional(),
+    STRIPE_SECRET_KEY: z.string().optional(),
+    STRIPE_WEBHOOK_SECRET: z.string().optional(),
+    VALIDATE_RESPONSES: booleanFlag.default(false),
+    GIT_SHA: z.string().optional(),
+    HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
+  })
+  .transform((env) => ({
+    mode: env.APP_MODE,
+    port: env.PORT,
+    dataDir: env.DATA_DIR,
+    defaultTier: env.DEFAULT_TIER,
+    tableName: env.TABLE_NAME,
+    dynamoEndpoint: env.DYNAMODB_ENDPOINT,
+    region: env.AWS_REGION,
+    jwtSecret: env.JWT_SECRET,
+    allowedOrigins: (env.ALLOWED_ORIGINS ?? `http://localhost:${env.PORT},http://127.0.0.1:${env.PORT}`)
+      .split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+    stripeSecretKey: env.STRIPE_SECRET_KEY,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
+    validateResponses: env.VALIDATE_RESPONSES,
+    gitSha: env.GIT_SHA,
+    healthCheckTimeoutMs: env.HEALTH_CHECK_TIMEOUT_MS,
+  }));
+
+export type Config = z.output<typeof configSchema>;
+export type Tier = (typeof tiers)[number];
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses a set of environment variables into the service configuration.
+ *
+ * @example
+ * loadConfig({ PORT: '4000' }).port // 4000
+ * loadConfig({ PORT: 'x' }) // throws ConfigError: "Invalid configuration: PORT: ..."
+ */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return result.data;
+}
+
+export const config: Config = loadConfig(process.env);

@@ -1,0 +1,129 @@
+/**
+ * The service's error taxonomy. Domain code throws these; the HTTP error middleware turns them into
+ * the specification's envelope `{ error: { code, message, details } }`.
+ *
+ * Only errors marked `expose` (every status below 500, plus the few 5xx the specification names)
+ * reach the client as themselves; anything else becomes a generic 500 INTERNAL_ERROR.
+ */
+export interface ErrorDetail {
+  path: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly details: unknown[];
+  readonly expose: boolean;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    options: {
+      details?: unknown[];
+      cause?: unknown;
+      expose?: boolean;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.status = status;
+    this.code = code;
+    this.details = options.details ?? [];
+    this.expose = options.expose ?? status < 500;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details: ErrorDetail[] = [], cause?: unknown) {
+    super(400, 'VALIDATION_ERROR', message, { details, cause });
+    this.name = 'ValidationError';
+  }
+}
+
+export class InvalidJsonError extends AppError {
+  constructor(cause?: unknown) {
+    super(400, 'INVALID_JSON', 'The request body is not valid JSON', { cause });
+    this.name = 'InvalidJsonError';
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Authentication required') {
+    super(401, 'UNAUTHORIZED', message);
+    this.name = 'UnauthorizedError';
+  }
+}
+
+export class PaymentRequiredError extends AppError {
+  constructor(message: string, details: unknown[] = []) {
+    super(402, 'PAYMENT_REQUIRED', message, { details });
+    this.name = 'PaymentRequiredError';
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'You do not have permission to do this') {
+    super(403, 'FORBIDDEN', message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'Not found') {
+    super(404, 'NOT_FOUND', message);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class MethodNotAllowedError extends AppError {
+  constructor(allowed: string[]) {
+    super(405, 'METHOD_NOT_ALLOWED', `Method not allowed; allowed: ${allowed.join(', ')}`, {
+      details: allowed.map((method) => ({ path: 'method', message: `${method} is allowed` })),
+      headers: { Allow: allowed.join(', ') },
+    });
+    this.name = 'MethodNotAllowedError';
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, details: unknown[] = []) {
+    super(409, 'CONFLICT', message, { details });
+    this.name = 'ConflictError';
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number) {
+    super(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes`);
+    this.name = 'PayloadTooLargeError';
+  }
+}
+
+export class UnprocessableError extends AppError {
+  constructor(message: string, details: unknown[] = []) {
+    super(422, 'UNPROCESSABLE', message, { details });
+    this.name = 'UnprocessableError';
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'RATE_LIMITED', 'Rate limit exceeded', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
+    this.name = 'RateLimitedError';
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'Service unavailable', cause?: unknown) {
+    super(503, 'SERVICE_UNAVAILABLE', message, { cause, expose: true });
+    this.name = 'ServiceUnavailableError';
+  }
+}

@@ -1,0 +1,147 @@
+import middy from '@middy/core';
+import type { Clock } from '#lib/adapters/ports';
+import { systemClock } from '#lib/adapters/system-clock';
+import { config } from '#lib/config';
+import type { Principal, RequestContext } from '#lib/context';
+import { type Authenticator, authenticate, rejectAllCredentials } from '#lib/http/middleware/authenticate';
+import { cors } from '#lib/http/middleware/cors';
+import { errorEnvelope } from '#lib/http/middleware/error-envelope';
+import { jsonBody } from '#lib/http/middleware/json-body';
+import { matchRoute } from '#lib/http/middleware/match-route';
+import { normalizeHeaders } from '#lib/http/middleware/normalize-headers';
+import { securityHeaders } from '#lib/http/middleware/security-headers';
+import { traceId } from '#lib/http/middleware/trace-id';
+import { validateRequest } from '#lib/http/middleware/validate-request';
+import { HttpResult } from '#lib/http/results';
+import type { BodyOf, ParamsOf, QueryOf, RouteDef } from '#lib/http/route';
+import { Router } from '#lib/http/router';
+import type { HttpContext, HttpEvent, HttpResponse } from '#lib/http/types';
+
+export interface RouteInput<D extends RouteDef> {
+  params: ParamsOf<D>;
+  query: QueryOf<D>;
+  body: BodyOf<D>;
+  /** The body exactly as received, for signature checks. */
+  rawBody: string | undefined;
+  /** The request path as received (`/api/...` or `/api/v1/...`). */
+  path: string;
+  headers: Record<string, string>;
+  cookies: string[];
+  sourceIp: string;
+  principal: Principal | undefined;
+  ctx: RequestContext;
+}
+
+export interface RouteBinding<D extends RouteDef = RouteDef> {
+  def: D;
+  handler: (input: RouteInput<D>) => Promise<unknown>;
+}
+
+/** Binds a registry entry to the function that serves it. */
+export function route<D extends RouteDef>(
+  def: D,
+  handler: (input: RouteInput<D>) => Promise<unknown>,
+): RouteBinding<D> {
+  return { def, handler };
+}
+
+export interface GroupOptions {
+  authenticator?: Authenticator;
+  clock?: Clock;
+  allowedOrigins?: string[];
+  validateResponses?: boolean;
+}
+
+/**
+ * The Lambda handler of one endpoint group: the shared middleware stack around a router over the
+ * group's routes. Built once at module scope of `functions/http/<group>.ts`.
+ */
+export function groupHandler(group: string, bindings: RouteBinding[], options: GroupOptions = {}) {
+  for (const binding of bindings) {
+    if (binding.def.group !== group) {
+      throw new Error(
+        `Route ${binding.def.method} ${binding.def.path} belongs to ${binding.def.group}, not ${group}`,
+      );
+    }
+  }
+  const router = new Router(bindings);
+  const handlers = new Map(bindings.map((binding) => [binding.def, binding.handler]));
+  const clock = options.clock ?? systemClock;
+  const validateResponses = options.validateResponses ?? config.validateResponses;
+
+  const serve = async (event: HttpEvent, context: HttpContext): Promise<HttpResponse> => {
+    if (context.preflight) return { statusCode: 204, headers: {}, body: '' };
+    const def = context.route as RouteDef;
+    const handler = handlers.get(def) as RouteBinding['handler'];
+    const input = context.input ?? { params: undefined, query: undefined, body: undefined };
+    const result = await handler({
+      params: input.params,
+      query: input.query,
+      body: input.body,
+      rawBody: context.rawBody,
+      path: event.rawPath,
+      headers: event.headers as Record<string, string>,
+      cookies: event.cookies ?? [],
+      sourceIp: event.requestContext?.http?.sourceIp ?? '0.0.0.0',
+      principal: context.principal,
+      ctx: { traceId: context.traceId, principal: context.principal, clock },
+    } as RouteInput<RouteDef>);
+    const response = toResponse(result, def, validateResponses);
+    if (event.requestContext?.http?.method?.toUpperCase() === 'HEAD') response.body = '';
+    return response;
+  };
+
+  return (
+    middy<HttpEvent, HttpResponse, Error, HttpContext>(serve)
+      .use(normalizeHeaders())
+      .use(traceId())
+      .use(securityHeaders())
+      .use(cors({ allowedOrigins: options.allowedOrigins ?? config.allowedOrigins }))
+      .use(errorEnvelope())
+      // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
+      .use(jsonBody())
+      .use(matchRoute(router))
+      .use(authenticate(options.authenticator ?? rejectAllCredentials))
+      .use(validateRequest())
+  );
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function toResponse(result: unknown, def: RouteDef, validate: boolean): HttpResponse {
+  const outcome = result instanceof HttpResult ? result : new HttpResult(def.status ?? 200, { data: result });
+  if (outcome.raw) {
+    return {
+      statusCode: outcome.status,
+      headers: { ...outcome.headers },
+      body: outcome.body as string,
+      isBase64Encoded: outcome.isBase64Encoded,
+      cookies: outcome.cookies,
+    };
+  }
+  if (validate) assertMatchesSchema(outcome.body, def);
+  return {
+    statusCode: outcome.status,
+    headers: { 'Content-Type': JSON_TYPE, ...outcome.headers },
+    body: JSON.stringify(outcome.body),
+    ...(outcome.cookies.length > 0 ? { cookies: outcome.cookies } : {}),
+  };
+}
+
+/**
+ * With VALIDATE_RESPONSES (tests, local development) every response is checked against the route's
+ * declared schema, so the OpenAPI document cannot drift from what the code sends.
+ */
+function assertMatchesSchema(body: unknown, def: RouteDef): void {
+  if (!def.response) return;
+  const data = (body as { data?: unknown }).data;
+  const items = Array.isArray(data) && def.envelope === 'list' ? data : [data];
+  for (const item of items) {
+    const result = def.response.safeParse(item);
+    if (!result.success) {
+      throw new Error(
+        `Response of ${def.method} ${def.path} does not match its schema: ${JSON.stringify(result.error.issues)}`,
+      );
+    }
+  }
+}

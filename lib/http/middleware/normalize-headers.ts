@@ -1,0 +1,19 @@
+import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
+
+/**
+ * Lower-cases header names. API Gateway already does for HTTP APIs, but sample events, local invokes
+ * and other proxies may not, and every later middleware reads lower-case names.
+ */
+export const normalizeHeaders = (): HttpMiddleware => {
+  const normalizeHeadersBefore = async (request: HttpRequest) => {
+    const normalized: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.event.headers ?? {})) {
+      if (value === undefined) continue;
+      const key = name.toLowerCase();
+      normalized[key] = key in normalized ? `${normalized[key]},${value}` : value;
+    }
+    request.event.headers = normalized;
+    request.context.pathParams ??= {};
+  };
+  return { before: normalizeHeadersBefore };
+};

@@ -1,0 +1,63 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** How a caller proves who it is: nothing, a bearer credential (JWT, cookie or API key), or a signature. */
+export type AuthMode = 'none' | 'bearer' | 'signature';
+
+/** The shape of a success body: `{ data }`, `{ data, meta }` for lists and deletions, or a raw body. */
+export type Envelope = 'item' | 'list' | 'deleted' | 'raw';
+
+type AnyZod = z.ZodType;
+
+/**
+ * One entry of the route registry. The same object feeds the group's router, the OpenAPI document and
+ * the test that compares both with serverless.yml.
+ */
+export interface RouteDef<
+  P extends AnyZod | undefined = AnyZod | undefined,
+  Q extends AnyZod | undefined = AnyZod | undefined,
+  B extends AnyZod | undefined = AnyZod | undefined,
+  R extends AnyZod | undefined = AnyZod | undefined,
+> {
+  /** The Lambda function (endpoint group) that serves this route. */
+  group: string;
+  method: HttpMethod;
+  /** Path below `/api`, with `{name}` parameters, e.g. `/tasks/{id}`. */
+  path: string;
+  auth: AuthMode;
+  summary: string;
+  description?: string;
+  tags: string[];
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of `data` in the success body (or of the whole body for `envelope: 'raw'` JSON). */
+  response?: R;
+  envelope?: Envelope;
+  /** Success status; 200 unless given. */
+  status?: number;
+  /** Media type of a raw response, for the OpenAPI document. */
+  contentType?: string;
+  /** Error statuses this route may answer besides the common ones, for the OpenAPI document. */
+  errors?: number[];
+  /** Statuses that answer with the success schema too (health probes answer 503 with their record). */
+  alsoAnswers?: number[];
+}
+
+/** Declares a registry entry; the identity function keeps the schema types for the route's handler. */
+export function defineRoute<
+  P extends AnyZod | undefined = undefined,
+  Q extends AnyZod | undefined = undefined,
+  B extends AnyZod | undefined = undefined,
+  R extends AnyZod | undefined = undefined,
+>(def: RouteDef<P, Q, B, R>): RouteDef<P, Q, B, R> {
+  return def;
+}
+
+export type Infer<S> = [S] extends [AnyZod] ? z.output<S> : undefined;
+
+type Parts<D> = D extends RouteDef<infer P, infer Q, infer B, infer R> ? { P: P; Q: Q; B: B; R: R } : never;
+export type ParamsOf<D> = Infer<Parts<D>['P']>;
+export type QueryOf<D> = Infer<Parts<D>['Q']>;
+export type BodyOf<D> = Infer<Parts<D>['B']>;

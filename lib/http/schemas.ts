@@ -1,0 +1,52 @@
+import { z } from 'zod';
+
+/** Shapes shared by every route: the error envelope, list meta and the paging query. */
+
+export const MAX_PAGE_SIZE = 200;
+export const DEFAULT_PAGE_SIZE = 50;
+
+export const ErrorEnvelope = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ example: 'VALIDATION_ERROR' }),
+      message: z.string(),
+      details: z.array(z.unknown()).meta({
+        description: 'For VALIDATION_ERROR: `[{ path, message }]`, one item per problem.',
+      }),
+    }),
+  })
+  .meta({ id: 'ErrorEnvelope' });
+
+export const ListMetaSchema = z
+  .object({
+    total: z.number().int().min(0),
+    limit: z.number().int().min(0),
+    offset: z.number().int().min(0),
+  })
+  .meta({ id: 'ListMeta' });
+
+const nonNegativeInteger = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `${name} must be a non-negative integer`)
+    .transform(Number);
+
+/**
+ * `limit` (default 50, values above 200 are clamped to 200) and `offset` (default 0). Anything that is not a
+ * non-negative integer is a 400.
+ */
+export const pagingQuery = z.object({
+  limit: nonNegativeInteger('limit')
+    .transform((limit) => Math.min(limit, MAX_PAGE_SIZE))
+    .optional()
+    .transform((limit) => limit ?? DEFAULT_PAGE_SIZE)
+    .meta({
+      description: `Page size; default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE} (larger values are clamped).`,
+    }),
+  offset: nonNegativeInteger('offset')
+    .optional()
+    .transform((offset) => offset ?? 0)
+    .meta({ description: 'Items to skip; default 0.' }),
+});
+
+export type Paging = z.output<typeof pagingQuery>;

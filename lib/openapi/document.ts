@@ -1,0 +1,141 @@
+import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import type { RouteDef } from '#lib/http/route';
+import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
+import { APP_VERSION } from '#lib/version';
+
+/**
+ * Builds the OpenAPI 3.0 document from the route registry, so the document describes exactly the
+ * routes the functions serve. Decisions the specification leaves open are written into `description`s.
+ */
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request: VALIDATION_ERROR (details `[{ path, message }]`) or INVALID_JSON',
+  401: 'UNAUTHORIZED: missing or invalid credential',
+  402: 'PAYMENT_REQUIRED: insufficient token balance',
+  403: 'FORBIDDEN: the credential lacks the permission',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED (with an `Allow` header)',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE: bodies are limited to 1 MiB',
+  422: 'UNPROCESSABLE',
+  429: 'RATE_LIMITED (with `Retry-After`)',
+  500: 'INTERNAL_ERROR: no internals are disclosed; quote the X-Trace-Id',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+const API_DESCRIPTION = `JSON REST API that runs automated agents and the work they do.
+
+**Conventions**
+- Every route is served under \`/api\` and under the alias \`/api/v1\` (public API routes, whose paths already begin with \`/v1/public\`, are served at \`/api/v1/public/…\`).
+- Success bodies are \`{ data }\`, lists \`{ data, meta: { total, limit, offset } }\`, deletions \`{ data, meta }\`; errors \`{ error: { code, message, details } }\`. Outside the envelope: \`/docs\`, \`/docs/openapi.json\` and file downloads.
+- Every response carries \`X-Trace-Id\`: the caller's own when it sent a sane one (1–128 characters of letters, digits and \`._:-\`), otherwise a new UUID.
+- Paging: \`limit\` defaults to 50 and is clamped to 200; \`offset\` defaults to 0; anything that is not a non-negative integer is a 400.
+- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).
+- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN (403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).
+- CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.`;
+
+export function buildOpenApiDocument(routes: RouteDef[]) {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An access JWT from POST /auth/login, or an organization API key (`osk_live_…`).',
+  });
+  registry.registerComponent('securitySchemes', 'cookieAuth', {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'service_jwt',
+    description: 'Set by POST /auth/login for browser clients.',
+  });
+  for (const route of routes) registry.registerPath(toPathConfig(route));
+
+  const generator = new OpenApiGeneratorV3(registry.definitions);
+  return generator.generateDocument({
+    openapi: '3.0.3',
+    info: { title: 'Agent Operations Service', version: APP_VERSION, description: API_DESCRIPTION },
+    servers: [
+      { url: '/api', description: 'This deployment' },
+      { url: '/api/v1', description: 'Versioned alias of /api' },
+    ],
+  });
+}
+
+function toPathConfig(route: RouteDef): RouteConfig {
+  const successStatus = route.status ?? 200;
+  const responses: RouteConfig['responses'] = {
+    [successStatus]: successResponse(route),
+  };
+  for (const status of route.alsoAnswers ?? []) {
+    responses[status] = {
+      ...successResponse(route),
+      description: `${ERROR_DESCRIPTIONS[status] ?? ''}; same body`,
+    };
+  }
+  for (const status of errorStatuses(route)) {
+    if (responses[status]) continue;
+    responses[status] = {
+      description: ERROR_DESCRIPTIONS[status] ?? 'Error',
+      content: { 'application/json': { schema: ErrorEnvelope } },
+    };
+  }
+  return {
+    method: route.method.toLowerCase() as RouteConfig['method'],
+    path: route.path,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: route.tags,
+    operationId: operationId(route),
+    ...(route.auth === 'bearer' ? { security: [{ bearerAuth: [] }, { cookieAuth: [] }] } : { security: [] }),
+    request: {
+      ...(route.params ? { params: route.params as z.ZodObject } : {}),
+      ...(route.query ? { query: route.query as z.ZodObject } : {}),
+      ...(route.body
+        ? { body: { required: true, content: { 'application/json': { schema: route.body } } } }
+        : {}),
+    },
+    responses,
+  };
+}
+
+function successResponse(route: RouteDef) {
+  const data = route.response ?? z.object({});
+  const envelope = route.envelope ?? 'item';
+  if (envelope === 'raw') {
+    const type = route.contentType ?? 'application/octet-stream';
+    const schema = type.startsWith('application/json') && route.response ? route.response : z.string();
+    return { description: route.summary, content: { [type]: { schema } } };
+  }
+  const schema =
+    envelope === 'list'
+      ? z.object({ data: z.array(data), meta: ListMetaSchema })
+      : envelope === 'deleted'
+        ? z.object({ data, meta: z.record(z.string(), z.unknown()) })
+        : z.object({ data });
+  return { description: route.summary, content: { 'application/json': { schema } } };
+}
+
+function errorStatuses(route: RouteDef): number[] {
+  const statuses = new Set<number>([405, 429, 500]);
+  if (route.params || route.query || route.body) statuses.add(400);
+  if (route.body) {
+    statuses.add(400);
+    statuses.add(413);
+  }
+  if (route.auth !== 'none') statuses.add(401);
+  if (route.auth === 'bearer') statuses.add(403);
+  if (route.params) statuses.add(404);
+  for (const status of route.errors ?? []) statuses.add(status);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** `GET /agent-pipelines/{id}/executions` → `getAgentPipelinesIdExecutions`. */
+function operationId(route: RouteDef): string {
+  const words = route.path
+    .split('/')
+    .filter(Boolean)
+    .flatMap((part) => part.replace(/[{}]/g, '').split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1));
+  return route.method.toLowerCase() + words.join('');
+}
