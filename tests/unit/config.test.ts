@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '#lib/config';
+
+describe('loadConfig', () => {
+  it('gives the local defaults of design.md', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      mode: 'local',
+      port: 3000,
+      dataDir: '.data',
+      defaultTier: 'free',
+      allowedOrigins: ['http://localhost:3000', 'http://127.0.0.1:3000'],
+    });
+  });
+
+  it('derives the default allowed origins from PORT and splits a given list', () => {
+    expect(loadConfig({ PORT: '4000' }).allowedOrigins).toEqual([
+      'http://localhost:4000',
+      'http://127.0.0.1:4000',
+    ]);
+    expect(loadConfig({ ALLOWED_ORIGINS: 'https://a.example, https://b.example' }).allowedOrigins).toEqual([
+      'https://a.example',
+      'https://b.example',
+    ]);
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT'],
+    [{ DEFAULT_TIER: 'platinum' }, 'DEFAULT_TIER'],
+    [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ VALIDATE_RESPONSES: 'maybe' }, 'VALIDATE_RESPONSES'],
+  ])('refuses %o naming %s', (env, name) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(new RegExp(`^Invalid configuration: ${name}:`));
+  });
+});

@@ -1,0 +1,48 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '#lib/openapi/document';
+import { allRoutes } from '#lib/routes/index';
+
+describe('the OpenAPI document', () => {
+  const document = buildOpenApiDocument(allRoutes);
+
+  it('is a valid OpenAPI 3.0 document', async () => {
+    // validate() dereferences in place; give it a copy.
+    await expect(SwaggerParser.validate(structuredClone(document) as never)).resolves.toBeDefined();
+    expect(document.openapi).toBe('3.0.3');
+  });
+
+  it('describes the success body of every JSON route with a schema', () => {
+    for (const route of allRoutes) {
+      const operation = (
+        document.paths?.[route.path] as Record<string, { responses: Record<string, unknown> }>
+      )[route.method.toLowerCase()];
+      const success = operation?.responses[String(route.status ?? 200)] as {
+        content?: Record<string, { schema?: unknown }>;
+      };
+      expect(success?.content, `${route.method} ${route.path}`).toBeDefined();
+      const [mediaType] = Object.values(success.content ?? {});
+      expect(mediaType?.schema, `${route.method} ${route.path}`).toBeDefined();
+    }
+  });
+
+  it('gives every route the error envelope for its error statuses', () => {
+    const health = (document.paths?.['/health'] as { get: { responses: Record<string, unknown> } }).get;
+    expect(health.responses['500']).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+    });
+    expect(health.responses['503']).toMatchObject({
+      content: {
+        'application/json': {
+          schema: { properties: { data: { $ref: '#/components/schemas/HealthRecord' } } },
+        },
+      },
+    });
+  });
+
+  it('writes the decisions on open questions into the document', () => {
+    expect(document.info.description).toContain('/api/v1');
+    expect(document.info.description).toContain('clamped to 200');
+    expect(document.servers?.map((server) => server.url)).toEqual(['/api', '/api/v1']);
+  });
+});
