@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import type { Clock } from '#lib/adapters/ports';
 import { systemClock } from '#lib/adapters/system-clock';
 import { config } from '#lib/config';
@@ -56,7 +57,13 @@ export interface GroupOptions {
  * The Lambda handler of one endpoint group: the shared middleware stack around a router over the
  * group's routes. Built once at module scope of `functions/http/<group>.ts`.
  */
-export function groupHandler(group: string, bindings: RouteBinding[], options: GroupOptions = {}) {
+export type GroupHandler = (event: HttpEvent, context: Context) => Promise<HttpResponse>;
+
+export function groupHandler(
+  group: string,
+  bindings: RouteBinding[],
+  options: GroupOptions = {},
+): GroupHandler {
   for (const binding of bindings) {
     if (binding.def.group !== group) {
       throw new Error(
@@ -91,19 +98,19 @@ export function groupHandler(group: string, bindings: RouteBinding[], options: G
     return response;
   };
 
-  return (
-    middy<HttpEvent, HttpResponse, Error, HttpContext>(serve)
-      .use(normalizeHeaders())
-      .use(traceId())
-      .use(securityHeaders())
-      .use(cors({ allowedOrigins: options.allowedOrigins ?? config.allowedOrigins }))
-      .use(errorEnvelope())
-      // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
-      .use(jsonBody())
-      .use(matchRoute(router))
-      .use(authenticate(options.authenticator ?? rejectAllCredentials))
-      .use(validateRequest())
-  );
+  const handler = middy<HttpEvent, HttpResponse, Error, HttpContext>(serve)
+    .use(normalizeHeaders())
+    .use(traceId())
+    .use(securityHeaders())
+    .use(cors({ allowedOrigins: options.allowedOrigins ?? config.allowedOrigins }))
+    .use(errorEnvelope())
+    // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
+    .use(jsonBody())
+    .use(matchRoute(router))
+    .use(authenticate(options.authenticator ?? rejectAllCredentials))
+    .use(validateRequest());
+  // Lambda hands over a plain Context; the middleware stack fills in the HttpContext fields.
+  return handler as unknown as GroupHandler;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -14,9 +14,8 @@ describe('the OpenAPI document', () => {
 
   it('describes the success body of every JSON route with a schema', () => {
     for (const route of allRoutes) {
-      const operation = (
-        document.paths?.[route.path] as Record<string, { responses: Record<string, unknown> }>
-      )[route.method.toLowerCase()];
+      const item = document.paths[route.path] as Record<string, { responses: Record<string, unknown> }>;
+      const operation = item?.[route.method.toLowerCase()];
       const success = operation?.responses[String(route.status ?? 200)] as {
         content?: Record<string, { schema?: unknown }>;
       };
@@ -27,7 +26,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('gives every route the error envelope for its error statuses', () => {
-    const health = (document.paths?.['/health'] as { get: { responses: Record<string, unknown> } }).get;
+    const health = (document.paths['/health'] as { get: { responses: Record<string, unknown> } }).get;
     expect(health.responses['500']).toMatchObject({
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
     });

@@ -1,0 +1,171 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/ports';
+
+/**
+ * `npm start` as a user runs it: a real process with its own DynamoDB Local, port and data directory.
+ * Runs `tsx infra/local/start.ts`, which is what the npm script runs.
+ */
+
+interface Instance {
+  child: ChildProcess;
+  port: number;
+  dataDir: string;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const running: Instance[] = [];
+
+/** The environment of a new user: none of the test run's own settings. */
+function userEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
+  const { DYNAMODB_ENDPOINT, TABLE_NAME, VALIDATE_RESPONSES, ...rest } = process.env;
+  return { ...rest, PORT: String(port), DATA_DIR: dataDir, QUIET: '1' };
+}
+
+function launch(port: number, dataDir: string): Instance {
+  const child = spawn('node_modules/.bin/tsx', ['infra/local/start.ts'], {
+    env: userEnv(port, dataDir),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += chunk;
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const instance = { child, port, dataDir, output: () => output, exited };
+  running.push(instance);
+  return instance;
+}
+
+async function waitForOutput(instance: Instance, text: string, timeoutMs = 45_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!instance.output().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${instance.output()}`);
+    if (instance.child.exitCode !== null)
+      throw new Error(`exited ${instance.child.exitCode}:\n${instance.output()}`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+/** Java processes whose command line names this data directory. */
+function javaProcessesFor(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `^java .*${dataDir}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+const newDataDir = () => mkdtempSync(join(tmpdir(), 'aos-start-'));
+
+afterAll(async () => {
+  for (const instance of running) {
+    if (instance.child.exitCode === null) instance.child.kill('SIGINT');
+  }
+  await Promise.all(running.map((instance) => instance.exited));
+});
+
+describe('npm start', () => {
+  it('serves two instances side by side, refuses a taken port, and leaves no java behind on Ctrl-C', async () => {
+    // Prepare
+    const [portA, portB] = [await freePort(), await freePort()];
+    const first = launch(portA, newDataDir());
+    const second = launch(portB, newDataDir());
+    await Promise.all([waitForOutput(first, 'is running'), waitForOutput(second, 'is running')]);
+
+    // Act / Assess: both answer on their own ports, each with its own state.
+    for (const instance of [first, second]) {
+      const response = await fetch(`http://127.0.0.1:${instance.port}/api/health`);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('x-trace-id')).toBeTruthy();
+      expect(existsSync(join(instance.dataDir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
+      expect(javaProcessesFor(instance.dataDir)).toHaveLength(1);
+    }
+    expect(first.output()).toContain(`http://localhost:${portA}/api/docs`);
+
+    // A third on the first one's port explains and stops.
+    const clash = launch(portA, newDataDir());
+    expect(await clash.exited).toBe(1);
+    expect(clash.output()).toContain(`Port ${portA} is already in use`);
+    expect(javaProcessesFor(clash.dataDir)).toEqual([]);
+
+    // Ctrl-C stops each instance with its DynamoDB Local.
+    first.child.kill('SIGINT');
+    second.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(await second.exited).toBe(0);
+    expect(javaProcessesFor(first.dataDir)).toEqual([]);
+    expect(javaProcessesFor(second.dataDir)).toEqual([]);
+  });
+
+  it('keeps its state in DATA_DIR across restarts', async () => {
+    const dataDir = newDataDir();
+    const first = launch(await freePort(), dataDir);
+    await waitForOutput(first, 'is running');
+    expect(first.output()).toContain('(new table created)');
+    first.child.kill('SIGINT');
+    await first.exited;
+
+    const again = launch(await freePort(), dataDir);
+    await waitForOutput(again, 'is running');
+    expect(again.output()).not.toContain('(new table created)');
+    again.child.kill('SIGINT');
+    expect(await again.exited).toBe(0);
+  });
+
+  it('takes DynamoDB Local down with it even when the service process is killed outright', async () => {
+    const instance = launch(await freePort(), newDataDir());
+    await waitForOutput(instance, 'is running');
+    expect(javaProcessesFor(instance.dataDir)).toHaveLength(1);
+    // tsx runs start.ts in a child process; the service's own pid is in runtime.json.
+    const { pid } = JSON.parse(readFileSync(join(instance.dataDir, 'runtime.json'), 'utf8')) as {
+      pid: number;
+    };
+
+    process.kill(pid, 'SIGKILL');
+    await instance.exited;
+
+    // The lifeline notices its stdin closing and stops java within moments.
+    const deadline = Date.now() + 10_000;
+    while (javaProcessesFor(instance.dataDir).length > 0 && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(javaProcessesFor(instance.dataDir)).toEqual([]);
+  });
+
+  it('stops with its DynamoDB Local when the process that launched it is killed outright', async () => {
+    const instance = launch(await freePort(), newDataDir());
+    await waitForOutput(instance, 'is running');
+    const { pid } = JSON.parse(readFileSync(join(instance.dataDir, 'runtime.json'), 'utf8')) as {
+      pid: number;
+    };
+
+    instance.child.kill('SIGKILL');
+
+    const deadline = Date.now() + 15_000;
+    while ((isAlive(pid) || javaProcessesFor(instance.dataDir).length > 0) && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    expect(isAlive(pid)).toBe(false);
+    expect(javaProcessesFor(instance.dataDir)).toEqual([]);
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

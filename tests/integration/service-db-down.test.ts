@@ -1,0 +1,37 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/ports';
+import type { GroupHandler } from '#lib/http/group-handler';
+import { bodyOf, context, httpEvent } from '#tests/support/events';
+
+let service: GroupHandler;
+
+beforeAll(async () => {
+  // Prepare: point the configuration at a port where nothing listens, before the handler is loaded.
+  process.env.DYNAMODB_ENDPOINT = `http://127.0.0.1:${await freePort()}`;
+  process.env.HEALTH_CHECK_TIMEOUT_MS = '500';
+  ({ handler: service } = await import('#functions/http/service'));
+});
+
+describe('service probes (DynamoDB unreachable)', () => {
+  it('answers /health with 503 and db: error', async () => {
+    const response = await service(httpEvent('GET', '/api/health'), context());
+    expect(response.statusCode).toBe(503);
+    expect(bodyOf(response)).toMatchObject({ data: { status: 'error', db: 'error' } });
+  });
+
+  it('answers /ready and /arch-health with 503', async () => {
+    const ready = await service(httpEvent('GET', '/api/ready'), context());
+    const arch = await service(httpEvent('GET', '/api/arch-health'), context());
+    expect(ready.statusCode).toBe(503);
+    expect(bodyOf(ready)).toEqual({ data: { ready: false, db: 'error' } });
+    expect(arch.statusCode).toBe(503);
+    expect(bodyOf(arch)).toMatchObject({
+      data: { status: 'degraded', checks: { database: { status: 'error' } } },
+    });
+  });
+
+  it('still answers /version with 200', async () => {
+    const response = await service(httpEvent('GET', '/api/version'), context());
+    expect(response.statusCode).toBe(200);
+  });
+});
