@@ -15,10 +15,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Whether something already listens on the port (any interface). */
+/**
+ * Whether something already listens on the port (any interface). The probe listens for a moment; a
+ * client that connects in that moment (a health poller) is cut off at once, or it would hang and hold
+ * the probe open.
+ */
 export function portInUse(port: number, host?: string): Promise<boolean> {
   return new Promise((resolve) => {
-    const server = createServer();
+    const server = createServer((socket) => socket.destroy());
     server.once('error', (error: NodeJS.ErrnoException) =>
       resolve(error.code === 'EADDRINUSE' || error.code === 'EACCES'),
     );

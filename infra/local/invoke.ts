@@ -1,0 +1,65 @@
+/**
+ * `npm run invoke -- <function> events/<file>.json`: runs one function of serverless.yml on a sample
+ * event and prints its result, as `serverless invoke local` would. It uses the DynamoDB of a running
+ * `npm start` (found through DATA_DIR/runtime.json), or starts DynamoDB Local on DATA_DIR for the call.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
+import { lambdaContext } from '#infra/local/lambda-context';
+import { readServerlessRoutes } from '#infra/local/serverless-routes';
+import { ensureTable } from '#infra/local/table';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+const [functionName, eventFile] = process.argv.slice(2);
+if (!functionName || !eventFile) {
+  console.error(
+    'Usage: npm run invoke -- <function> <event.json>\n  e.g. npm run invoke -- service events/http/get-health.json',
+  );
+  process.exit(2);
+}
+
+const functions = new Map(readServerlessRoutes().map((route) => [route.fn.name, route.fn]));
+const fn = functions.get(functionName);
+if (!fn) {
+  console.error(
+    `No function "${functionName}" in serverless.yml; there are: ${[...functions.keys()].join(', ')}`,
+  );
+  process.exit(2);
+}
+if (!existsSync(eventFile)) {
+  console.error(`No event file at ${eventFile}`);
+  process.exit(2);
+}
+const event = JSON.parse(readFileSync(eventFile, 'utf8'));
+
+const dataDir = resolve(process.env.DATA_DIR ?? '.data');
+const runtimeFile = resolve(dataDir, 'runtime.json');
+let dynamo: DynamoLocal | undefined;
+if (!process.env.DYNAMODB_ENDPOINT) {
+  if (existsSync(runtimeFile)) {
+    process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(runtimeFile, 'utf8')).dynamodb_endpoint;
+  } else {
+    dynamo = await startDynamoLocal({ dataDir: resolve(dataDir, 'dynamodb') });
+    process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  }
+}
+
+try {
+  const { config } = await import('#lib/config');
+  const client = new DynamoDBClient({
+    region: config.region,
+    endpoint: config.dynamoEndpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  await ensureTable(client, config.tableName);
+  client.destroy();
+  const module = await import(pathToFileURL(resolve(`${fn.module}.ts`)).href);
+  const result = await module[fn.exportName](event, lambdaContext(fn.name));
+  console.log(JSON.stringify(result, null, 2));
+} finally {
+  await dynamo?.stop();
+}
