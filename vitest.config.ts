@@ -9,6 +9,7 @@ export default defineConfig({
       APP_MODE: 'local',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       VALIDATE_RESPONSES: 'true',
+      JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },
     testTimeout: 20_000,

@@ -25,6 +25,7 @@ const configSchema = z
     STRIPE_WEBHOOK_SECRET: z.string().optional(),
     VALIDATE_RESPONSES: booleanFlag.default(false),
     GIT_SHA: z.string().optional(),
+    EMAIL_FROM: z.email().default('no-reply@localhost.localdomain'),
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
   })
   .transform((env) => ({
@@ -44,6 +45,7 @@ const configSchema = z
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET,
     validateResponses: env.VALIDATE_RESPONSES,
     gitSha: env.GIT_SHA,
+    emailFrom: env.EMAIL_FROM,
     healthCheckTimeoutMs: env.HEALTH_CHECK_TIMEOUT_MS,
   }));
 

@@ -7,3 +7,14 @@
 export interface Clock {
   now(): Date;
 }
+
+export interface EmailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Sends one email (invites, password resets, alerts). */
+export interface EmailSender {
+  send(message: EmailMessage): Promise<void>;
+}

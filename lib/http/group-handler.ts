@@ -1,10 +1,9 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { Clock } from '#lib/adapters/ports';
-import { systemClock } from '#lib/adapters/system-clock';
+import type { Clock, EmailSender } from '#lib/adapters/ports';
 import { config } from '#lib/config';
 import type { Principal, RequestContext } from '#lib/context';
-import { type Authenticator, authenticate, rejectAllCredentials } from '#lib/http/middleware/authenticate';
+import { type Authenticator, authenticate } from '#lib/http/middleware/authenticate';
 import { cors } from '#lib/http/middleware/cors';
 import { errorEnvelope } from '#lib/http/middleware/error-envelope';
 import { jsonBody } from '#lib/http/middleware/json-body';
@@ -17,6 +16,7 @@ import { HttpResult } from '#lib/http/results';
 import type { BodyOf, ParamsOf, QueryOf, RouteDef } from '#lib/http/route';
 import { Router } from '#lib/http/router';
 import type { HttpContext, HttpEvent, HttpResponse } from '#lib/http/types';
+import * as wiring from '#lib/wiring';
 
 export interface RouteInput<D extends RouteDef> {
   params: ParamsOf<D>;
@@ -49,6 +49,7 @@ export function route<D extends RouteDef>(
 export interface GroupOptions {
   authenticator?: Authenticator;
   clock?: Clock;
+  email?: EmailSender;
   allowedOrigins?: string[];
   validateResponses?: boolean;
 }
@@ -73,7 +74,8 @@ export function groupHandler(
   }
   const router = new Router(bindings);
   const handlers = new Map(bindings.map((binding) => [binding.def, binding.handler]));
-  const clock = options.clock ?? systemClock;
+  const clock = options.clock ?? wiring.clock;
+  const authenticator = options.authenticator ?? wiring.defaultAuthenticator(clock);
   const validateResponses = options.validateResponses ?? config.validateResponses;
 
   const serve = async (event: HttpEvent, context: HttpContext): Promise<HttpResponse> => {
@@ -91,7 +93,13 @@ export function groupHandler(
       cookies: event.cookies ?? [],
       sourceIp: event.requestContext?.http?.sourceIp ?? '0.0.0.0',
       principal: context.principal,
-      ctx: { traceId: context.traceId, principal: context.principal, clock },
+      ctx: {
+        traceId: context.traceId,
+        principal: context.principal,
+        clock,
+        email: options.email ?? wiring.emailSender(),
+        baseUrl: baseUrlOf(event),
+      },
     } as RouteInput<RouteDef>);
     const response = toResponse(result, def, validateResponses);
     if (event.requestContext?.http?.method?.toUpperCase() === 'HEAD') response.body = '';
@@ -107,13 +115,20 @@ export function groupHandler(
     // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
     .use(jsonBody())
     .use(matchRoute(router))
-    .use(authenticate(options.authenticator ?? rejectAllCredentials))
+    .use(authenticate(authenticator))
     .use(validateRequest());
   // Lambda hands over a plain Context; the middleware stack fills in the HttpContext fields.
   return handler as unknown as GroupHandler;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** `https://host/api` as the caller reached this deployment (for links sent by email). */
+function baseUrlOf(event: HttpEvent): string {
+  const proto = event.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
+  const host = event.headers.host ?? event.requestContext?.domainName ?? 'localhost';
+  return `${proto}://${host}/api`;
+}
 
 function toResponse(result: unknown, def: RouteDef, validate: boolean): HttpResponse {
   const outcome = result instanceof HttpResult ? result : new HttpResult(def.status ?? 200, { data: result });

@@ -19,6 +19,10 @@ export class HttpResult {
   ) {}
 }
 
+/** `200 { data }` that also sets cookies. */
+export const withCookies = (data: unknown, cookies: string[], status = 200): HttpResult =>
+  new HttpResult(status, { data }, {}, false, false, cookies);
+
 export const created = (data: unknown, headers: Record<string, string> = {}): HttpResult =>
   new HttpResult(201, { data }, headers);
 

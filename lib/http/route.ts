@@ -26,6 +26,11 @@ export interface RouteDef<
   /** Path below `/api`, with `{name}` parameters, e.g. `/tasks/{id}`. */
   path: string;
   auth: AuthMode;
+  /**
+   * What a bearer caller must be allowed to do: `read` for GET routes and `write` for the others unless
+   * given. API keys need the matching scope; users the matching role (see lib/identity/roles).
+   */
+  permission?: 'read' | 'write' | 'admin';
   summary: string;
   description?: string;
   tags: string[];
@@ -54,6 +59,11 @@ export function defineRoute<
 >(def: RouteDef<P, Q, B, R>): RouteDef<P, Q, B, R> {
   return def;
 }
+
+/** The permission a route needs: its own, or `read` for GET and `write` for every other method. */
+export const requiredPermission = (
+  def: Pick<RouteDef, 'permission' | 'method'>,
+): 'read' | 'write' | 'admin' => def.permission ?? (def.method === 'GET' ? 'read' : 'write');
 
 export type Infer<S> = [S] extends [AnyZod] ? z.output<S> : undefined;
 

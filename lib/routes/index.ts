@@ -1,6 +1,8 @@
 import type { RouteDef } from '#lib/http/route';
+import * as auth from '#lib/routes/auth';
 import * as docs from '#lib/routes/docs';
 import * as service from '#lib/routes/service';
+import * as users from '#lib/routes/users';
 
 /**
  * The route registry: every route of the API. It feeds each group's router, the OpenAPI document and
@@ -11,4 +13,4 @@ const isRoute = (value: unknown): value is RouteDef =>
 
 const routesOf = (module: Record<string, unknown>): RouteDef[] => Object.values(module).filter(isRoute);
 
-export const allRoutes: RouteDef[] = [...routesOf(service), ...routesOf(docs)];
+export const allRoutes: RouteDef[] = [service, docs, auth, users].flatMap((module) => routesOf(module));

@@ -115,9 +115,18 @@ const handler = groupHandler(
   {
     allowedOrigins: [ORIGIN],
     validateResponses: true,
-    authenticator: async (event) => {
-      if (event.headers.authorization !== 'Bearer good') throw new UnauthorizedError();
-      return { kind: 'api_key', orgId: 'org-1', scopes: ['read'] };
+    authenticator: {
+      authenticate: async (event) => {
+        if (event.headers.authorization !== 'Bearer good') throw new UnauthorizedError();
+        return {
+          method: 'api_key',
+          orgId: 'org-1',
+          capability: 'read',
+          isInstanceAdmin: false,
+          scopes: ['read'],
+          organization: { id: 'org-1', name: 'Org', slug: 'org' },
+        };
+      },
     },
   },
 );

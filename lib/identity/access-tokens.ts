@@ -1,0 +1,69 @@
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { UnauthorizedError } from '#lib/errors';
+import { randomBase62 } from '#lib/identity/secrets';
+
+/**
+ * Access tokens: HS256 JWTs with `iss`, `aud`, `sub` (user id), `org` (organization), `tv` (the user's
+ * token version, bumped by "log out everywhere"), `jti` and a one-hour `exp`. Verification pins the
+ * algorithm and requires `exp` (which jose does not by default).
+ */
+export const ISSUER = 'agent-operations';
+export const AUDIENCE = 'agent-operations-api';
+export const ACCESS_TOKEN_SECONDS = 3600;
+
+export interface AccessClaims {
+  userId: number;
+  orgId: string;
+  tokenVersion: number;
+  jti: string;
+  expiresAt: number;
+}
+
+export async function issueAccessToken(
+  secret: Uint8Array,
+  subject: { userId: number; orgId: string; tokenVersion: number },
+  now: Date,
+): Promise<{ token: string; claims: AccessClaims }> {
+  const issuedAt = Math.floor(now.getTime() / 1000);
+  const expiresAt = issuedAt + ACCESS_TOKEN_SECONDS;
+  const jti = randomBase62(22);
+  const token = await new SignJWT({ org: subject.orgId, tv: subject.tokenVersion })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject(String(subject.userId))
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expiresAt)
+    .setJti(jti)
+    .sign(secret);
+  return { token, claims: { ...subject, jti, expiresAt } };
+}
+
+/** The claims of a valid token, or UnauthorizedError (one message for every reason). */
+export async function verifyAccessToken(secret: Uint8Array, token: string, now: Date): Promise<AccessClaims> {
+  try {
+    const { payload } = await jwtVerify(token, secret, {
+      algorithms: ['HS256'],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      requiredClaims: ['exp', 'sub', 'jti'],
+      currentDate: now,
+    });
+    const userId = Number(payload.sub);
+    if (!Number.isInteger(userId) || typeof payload.org !== 'string' || typeof payload.tv !== 'number') {
+      throw new UnauthorizedError('Invalid or expired credential');
+    }
+    return {
+      userId,
+      orgId: payload.org,
+      tokenVersion: payload.tv,
+      jti: payload.jti as string,
+      expiresAt: payload.exp as number,
+    };
+  } catch (error) {
+    if (error instanceof UnauthorizedError || error instanceof joseErrors.JOSEError) {
+      throw new UnauthorizedError('Invalid or expired credential');
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,36 @@
+import type { Principal, RequestContext } from '#lib/context';
+import { ForbiddenError, UnauthorizedError, ValidationError } from '#lib/errors';
+import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
+
+/** The caller of a bearer route; the authentication middleware guarantees one. */
+export function requirePrincipal(ctx: RequestContext): Principal {
+  if (!ctx.principal) throw new UnauthorizedError();
+  return ctx.principal;
+}
+
+export type UserPrincipal = Principal & { userId: number };
+
+/** The caller, who must be a user (an API key with no user behind it cannot do this). */
+export function requireUser(ctx: RequestContext): UserPrincipal {
+  const principal = requirePrincipal(ctx);
+  if (principal.userId === undefined) {
+    throw new ValidationError('This operation needs a user; the API key has no user behind it');
+  }
+  return principal as UserPrincipal;
+}
+
+/**
+ * The caller must hold at least `minimum` in the active organization. Instance admins and API keys with
+ * the `admin` scope count as organization admins; only a real owner counts as owner.
+ */
+export function requireOrgRole(ctx: RequestContext, minimum: OrgRole): Principal {
+  const principal = requirePrincipal(ctx);
+  const effective: OrgRole | undefined =
+    principal.orgRole ??
+    (principal.method === 'api_key' && principal.capability === 'admin' ? 'admin' : undefined);
+  const asAdmin = principal.isInstanceAdmin && minimum !== 'owner';
+  if (!asAdmin && !orgRoleAtLeast(effective, minimum)) {
+    throw new ForbiddenError(`This needs the ${minimum} role in the organization`);
+  }
+  return principal;
+}

@@ -1,0 +1,76 @@
+import { pad, tenantPk } from '#lib/db/keys';
+
+/**
+ * Where identity records live in the table.
+ *
+ * | record | pk | sk | indexes |
+ * |---|---|---|---|
+ * | user | `USER#<id>` | `USER` | gsi1: `USERS` / `USER#<pad id>` (all users, by id) |
+ * | organization | `T#<org>` | `ORG` | gsi1: `ORGS` / `ORG#<created>#<org>` |
+ * | membership | `T#<org>` | `MEMBER#<pad user>` | gsi1: `USER#<id>#ORGS` / `ORG#<org>` (a user's organizations) |
+ * | invite | `T#<org>` | `INVITE#<id>` | |
+ * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | TTL |
+ * | API key | `T#<org>` | `APIKEY#<id>` | |
+ * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | TTL while in a rotation grace |
+ * | API key use | `T#<org>` | `APIKEYUSE#<id>#<time>#<rand>` | TTL |
+ * | team | `T#<org>` | `TEAM#<pad id>` | |
+ * | team member | `T#<org>` | `TEAMMEMBER#<pad team>#<pad user>` | |
+ * | team invite | `T#<org>` | `TEAMINVITE#<pad team>#<id>` | |
+ * | refresh token | `REFRESH#<sha256>` | `REFRESH` | TTL |
+ * | refresh family | `RFAMILY#<id>` | `RFAMILY` | TTL |
+ * | revoked access token | `REVOKED#<jti>` | `REVOKED` | TTL at the token's expiry |
+ * | password reset | `RESET#<sha256>` | `RESET` | TTL |
+ * | login throttle | `THROTTLE#<kind>#<value>` | `THROTTLE` | TTL |
+ *
+ * Uniqueness guards (see lib/db/transactions): `email`, `username`, `org-slug`.
+ */
+export const identityKeys = {
+  user: (userId: number) => ({ pk: `USER#${userId}`, sk: 'USER' }),
+  usersIndex: (userId: number) => ({ gsi1pk: 'USERS', gsi1sk: `USER#${pad(userId)}` }),
+
+  organization: (orgId: string) => ({ pk: tenantPk(orgId), sk: 'ORG' }),
+  organizationsIndex: (createdAt: string, orgId: string) => ({
+    gsi1pk: 'ORGS',
+    gsi1sk: `ORG#${createdAt}#${orgId}`,
+  }),
+
+  membership: (orgId: string, userId: number) => ({ pk: tenantPk(orgId), sk: `MEMBER#${pad(userId)}` }),
+  membershipByUser: (userId: number, orgId: string) => ({
+    gsi1pk: `USER#${userId}#ORGS`,
+    gsi1sk: `ORG#${orgId}`,
+  }),
+
+  invite: (orgId: string, inviteId: string) => ({ pk: tenantPk(orgId), sk: `INVITE#${inviteId}` }),
+  inviteToken: (tokenHash: string) => ({ pk: `INVITETOKEN#${tokenHash}`, sk: 'INVITETOKEN' }),
+
+  apiKey: (orgId: string, keyId: string) => ({ pk: tenantPk(orgId), sk: `APIKEY#${keyId}` }),
+  apiKeyHash: (keyHash: string) => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'APIKEYHASH' }),
+  apiKeyUse: (orgId: string, keyId: string, at: string, nonce: string) => ({
+    pk: tenantPk(orgId),
+    sk: `APIKEYUSE#${keyId}#${at}#${nonce}`,
+  }),
+
+  team: (orgId: string, teamId: number) => ({ pk: tenantPk(orgId), sk: `TEAM#${pad(teamId)}` }),
+  teamMember: (orgId: string, teamId: number, userId: number) => ({
+    pk: tenantPk(orgId),
+    sk: `TEAMMEMBER#${pad(teamId)}#${pad(userId)}`,
+  }),
+  teamInvite: (orgId: string, teamId: number, inviteId: string) => ({
+    pk: tenantPk(orgId),
+    sk: `TEAMINVITE#${pad(teamId)}#${inviteId}`,
+  }),
+
+  refreshToken: (tokenHash: string) => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
+  refreshFamily: (familyId: string) => ({ pk: `RFAMILY#${familyId}`, sk: 'RFAMILY' }),
+  revokedToken: (jti: string) => ({ pk: `REVOKED#${jti}`, sk: 'REVOKED' }),
+  passwordReset: (tokenHash: string) => ({ pk: `RESET#${tokenHash}`, sk: 'RESET' }),
+  throttle: (kind: string, value: string) => ({ pk: `THROTTLE#${kind}#${value}`, sk: 'THROTTLE' }),
+};
+
+/** Unique-guard scopes. */
+export const UNIQUE_EMAIL = 'email';
+export const UNIQUE_USERNAME = 'username';
+export const UNIQUE_ORG_SLUG = 'org-slug';
+
+/** Epoch seconds, for the table's TTL attribute `expires_at`. */
+export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);

@@ -1,0 +1,77 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { getMany } from '#lib/db/batch';
+import { db, TABLE } from '#lib/db/client';
+import { RateLimitedError } from '#lib/errors';
+import { epochSeconds, identityKeys } from '#lib/identity/keys';
+
+/**
+ * Failed logins are counted per email address and per source IP in fixed 15-minute windows. Past the
+ * limit, logins for that email (or from that IP) are refused with 429 and Retry-After until the window
+ * ends, before any password is checked: ten guesses per quarter hour per account makes guessing useless.
+ */
+export const LOGIN_WINDOW_SECONDS = 15 * 60;
+export const MAX_FAILURES_PER_EMAIL = 10;
+export const MAX_FAILURES_PER_IP = 50;
+
+interface ThrottleItem {
+  window_start: number;
+  failures: number;
+}
+
+const windowOf = (now: Date) => Math.floor(epochSeconds(now) / LOGIN_WINDOW_SECONDS) * LOGIN_WINDOW_SECONDS;
+
+const keysFor = (email: string, ip: string) => [
+  { key: identityKeys.throttle('login-email', email.toLowerCase()), limit: MAX_FAILURES_PER_EMAIL },
+  { key: identityKeys.throttle('login-ip', ip), limit: MAX_FAILURES_PER_IP },
+];
+
+export async function assertLoginAllowed(email: string, ip: string, now: Date): Promise<void> {
+  const window = windowOf(now);
+  const targets = keysFor(email, ip);
+  const items = await getMany<ThrottleItem>(targets.map((target) => target.key));
+  for (const [index, item] of items.entries()) {
+    const limit = (targets[index] as { limit: number }).limit;
+    if (item && item.window_start === window && item.failures >= limit) {
+      throw new RateLimitedError(window + LOGIN_WINDOW_SECONDS - epochSeconds(now));
+    }
+  }
+}
+
+export async function recordLoginFailure(email: string, ip: string, now: Date): Promise<void> {
+  const window = windowOf(now);
+  const ttl = window + 2 * LOGIN_WINDOW_SECONDS;
+  await Promise.all(keysFor(email, ip).map(({ key }) => countFailure(key, window, ttl)));
+}
+
+/** Adds one failure to the current window, or starts a new window at one. */
+async function countFailure(key: { pk: string; sk: string }, window: number, ttl: number): Promise<void> {
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: 'ADD failures :one',
+        ConditionExpression: 'window_start = :w',
+        ExpressionAttributeValues: { ':one': 1, ':w': window },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    try {
+      await db.send(
+        new UpdateCommand({
+          TableName: TABLE,
+          Key: key,
+          UpdateExpression: 'SET failures = :one, window_start = :w, expires_at = :ttl',
+          ConditionExpression: 'attribute_not_exists(window_start) OR window_start <> :w',
+          ExpressionAttributeValues: { ':one': 1, ':w': window, ':ttl': ttl },
+        }),
+      );
+    } catch (again) {
+      // Another request started this window first: count in it.
+      if (!(again instanceof ConditionalCheckFailedException)) throw again;
+      await countFailure(key, window, ttl);
+    }
+  }
+}

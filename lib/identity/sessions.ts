@@ -1,0 +1,262 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { RequestContext } from '#lib/context';
+import { db, TABLE } from '#lib/db/client';
+import { UnauthorizedError, ValidationError } from '#lib/errors';
+import { requireUser } from '#lib/identity/access';
+import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tokens';
+import { epochSeconds, identityKeys } from '#lib/identity/keys';
+import { assertLoginAllowed, recordLoginFailure } from '#lib/identity/login-throttle';
+import { getMembership } from '#lib/identity/organizations';
+import {
+  decoyPasswordHash,
+  hashPassword,
+  randomBase62,
+  randomToken,
+  sha256,
+  verifyPassword,
+} from '#lib/identity/secrets';
+import {
+  bumpTokenVersion,
+  getUserItem,
+  toUser,
+  type User,
+  type UserItem,
+  userIdByEmail,
+} from '#lib/identity/users';
+
+/**
+ * Sessions: an access JWT (one hour) and a rotating refresh token (30 days). Every refresh hands out a
+ * new refresh token and spends the old one; presenting a spent one again means it was stolen or
+ * replayed, and the whole family (every token descended from that login) is revoked.
+ */
+export const REFRESH_TOKEN_DAYS = 30;
+export const RESET_TOKEN_MINUTES = 60;
+
+export interface Session {
+  token: string;
+  refresh_token: string;
+  expires_in: number;
+  user: User;
+  organization_id: string;
+}
+
+interface RefreshItem {
+  user_id: number;
+  org_id: string;
+  family_id: string;
+  token_version: number;
+  used: boolean;
+  expires_at: number;
+}
+
+const wrongCredentials = () => new UnauthorizedError('Wrong email or password');
+
+export async function login(
+  ctx: RequestContext,
+  input: { email: string; password: string; sourceIp: string },
+  secret: Uint8Array,
+): Promise<Session> {
+  const now = ctx.clock.now();
+  await assertLoginAllowed(input.email, input.sourceIp, now);
+  const userId = await userIdByEmail(input.email);
+  const user = userId === undefined ? undefined : await getUserItem(userId);
+  // An unknown email costs one scrypt too, so timing tells nothing about which addresses exist.
+  const valid = await verifyPassword(input.password, user?.password_hash ?? (await decoyPasswordHash()));
+  if (!user || !valid) {
+    await recordLoginFailure(input.email, input.sourceIp, now);
+    throw wrongCredentials();
+  }
+  return startSession(ctx, user, user.personal_org_id, randomBase62(16), secret);
+}
+
+async function startSession(
+  ctx: RequestContext,
+  user: UserItem,
+  orgId: string,
+  familyId: string,
+  secret: Uint8Array,
+): Promise<Session> {
+  const now = ctx.clock.now();
+  const access = await issueAccessToken(
+    secret,
+    { userId: user.id, orgId, tokenVersion: user.token_version ?? 0 },
+    now,
+  );
+  const refreshToken = `rt_${randomToken(32)}`;
+  const item: RefreshItem = {
+    user_id: user.id,
+    org_id: orgId,
+    family_id: familyId,
+    token_version: user.token_version ?? 0,
+    used: false,
+    expires_at: epochSeconds(now) + REFRESH_TOKEN_DAYS * 86_400,
+  };
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: { ...identityKeys.refreshToken(sha256(refreshToken)), ...item },
+    }),
+  );
+  return {
+    token: access.token,
+    refresh_token: refreshToken,
+    expires_in: ACCESS_TOKEN_SECONDS,
+    user: toUser(user),
+    organization_id: orgId,
+  };
+}
+
+/** Exchanges a refresh token for a new session; a spent token revokes its family. */
+export async function refresh(
+  ctx: RequestContext,
+  refreshToken: string,
+  secret: Uint8Array,
+): Promise<Session> {
+  const now = ctx.clock.now();
+  const key = identityKeys.refreshToken(sha256(refreshToken));
+  const found = await db.send(new GetCommand({ TableName: TABLE, Key: key }));
+  const item = found.Item as RefreshItem | undefined;
+  if (!item || item.expires_at <= epochSeconds(now)) throw invalidRefresh();
+  const family = await db.send(
+    new GetCommand({ TableName: TABLE, Key: identityKeys.refreshFamily(item.family_id) }),
+  );
+  if (family.Item?.revoked) throw invalidRefresh();
+  try {
+    // Spend the token: exactly one exchange can win, even when two race.
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: key,
+        UpdateExpression: 'SET used = :true',
+        ConditionExpression: 'used = :false',
+        ExpressionAttributeValues: { ':true': true, ':false': false },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    await revokeFamily(item.family_id, item.expires_at);
+    throw invalidRefresh();
+  }
+  const user = await getUserItem(item.user_id);
+  if (!user || (user.token_version ?? 0) !== item.token_version) throw invalidRefresh();
+  // The session stays in its organization while the user is still a member there.
+  const orgId = (await getMembership(item.org_id, user.id)) ? item.org_id : user.personal_org_id;
+  return startSession(ctx, user, orgId, item.family_id, secret);
+}
+
+const invalidRefresh = () => new UnauthorizedError('Invalid or expired refresh token');
+
+async function revokeFamily(familyId: string, expiresAt: number): Promise<void> {
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: { ...identityKeys.refreshFamily(familyId), revoked: true, expires_at: expiresAt },
+    }),
+  );
+}
+
+/**
+ * Revokes the token of this request at once (a revocation marker that lives until the token would have
+ * expired), or, with `allDevices`, every token of the user by bumping the user's token version.
+ */
+export async function logout(
+  ctx: RequestContext,
+  allDevices: boolean,
+): Promise<{ success: true; all_devices: boolean }> {
+  const principal = requireUser(ctx);
+  if (allDevices) {
+    await bumpTokenVersion(principal.userId);
+  } else if (principal.tokenId) {
+    await db.send(
+      new PutCommand({
+        TableName: TABLE,
+        Item: { ...identityKeys.revokedToken(principal.tokenId), expires_at: principal.tokenExpiresAt },
+      }),
+    );
+  }
+  return { success: true, all_devices: allDevices };
+}
+
+/** Always the same answer, whether or not the address exists; a reset link goes out only if it does. */
+export async function forgotPassword(
+  ctx: RequestContext,
+  email: string,
+): Promise<{ success: true; message: string }> {
+  const answer = {
+    success: true as const,
+    message: 'If the address is registered, a reset link has been sent',
+  };
+  const userId = await userIdByEmail(email);
+  const user = userId === undefined ? undefined : await getUserItem(userId);
+  if (!user) return answer;
+  const token = randomToken(32);
+  const now = ctx.clock.now();
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: {
+        ...identityKeys.passwordReset(sha256(token)),
+        user_id: user.id,
+        expires_at: epochSeconds(now) + RESET_TOKEN_MINUTES * 60,
+      },
+    }),
+  );
+  await ctx.email.send({
+    to: user.email,
+    subject: 'Reset your password',
+    text: [
+      `Someone asked to reset the password of ${user.username}.`,
+      `To choose a new one, send POST ${ctx.baseUrl}/auth/reset-password with {"token": "${token}", "password": "…"}.`,
+      `The token works once, for ${RESET_TOKEN_MINUTES} minutes. If it was not you, ignore this message.`,
+    ].join('\n\n'),
+  });
+  return answer;
+}
+
+/** Spends a reset token (once), sets the new password and ends every existing session. */
+export async function resetPassword(
+  ctx: RequestContext,
+  token: string,
+  password: string,
+): Promise<{ success: true }> {
+  const now = ctx.clock.now();
+  const key = identityKeys.passwordReset(sha256(token));
+  let userId: number;
+  try {
+    const spent = await db.send(
+      new DeleteCommand({
+        TableName: TABLE,
+        Key: key,
+        ConditionExpression: 'attribute_exists(pk) AND expires_at > :now',
+        ExpressionAttributeValues: { ':now': epochSeconds(now) },
+        ReturnValues: 'ALL_OLD',
+      }),
+    );
+    userId = Number(spent.Attributes?.user_id);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new ValidationError('The reset token is invalid or expired', [
+      { path: 'body.token', message: 'is invalid or expired' },
+    ]);
+  }
+  const passwordHash = await hashPassword(password);
+  try {
+    await db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: identityKeys.user(userId),
+        UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD token_version :one',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':hash': passwordHash, ':now': now.toISOString(), ':one': 1 },
+      }),
+    );
+  } catch (error) {
+    // The account was erased after the token was sent.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    throw new ValidationError('The reset token is invalid or expired', [
+      { path: 'body.token', message: 'is invalid or expired' },
+    ]);
+  }
+  return { success: true };
+}

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/** Record schemas shared by several route groups. */
+
+export const UserRecord = z
+  .object({
+    id: z.number().int(),
+    username: z.string(),
+    email: z.string(),
+    role: z
+      .string()
+      .meta({ description: 'admin, member or viewer; updates may also set editor, builder, agent or demo' }),
+    avatar_url: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'User' });
+
+export const integerId = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{1,12}$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .meta({ description: `${name} (integer)` });
+
+export const username = z
+  .string()
+  .trim()
+  .min(3)
+  .max(32)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'letters, digits, _ . and - only, starting with a letter or digit');
+
+export const email = z.string().trim().max(254).pipe(z.email());
+
+export const password = z.string().min(8, 'must be at least 8 characters').max(256);
+
+export const Success = z.object({ success: z.literal(true), message: z.string().optional() });

@@ -1,0 +1,89 @@
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { handler as auth } from '#functions/http/auth';
+import type { GroupHandler } from '#lib/http/group-handler';
+import { context, httpEvent } from '#tests/support/events';
+
+/**
+ * Test helpers for identity: register users and log them in through the real auth function, and call
+ * any group function as a given caller.
+ */
+
+export interface CallOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+}
+
+export interface CallResult {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
+  body: any;
+  headers: Record<string, string>;
+  cookies: string[];
+}
+
+/** Calls a group function with a method and path (under /api), as the holder of `token`. */
+export async function call(
+  handler: GroupHandler,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const event = httpEvent(method, `/api${path}`, {
+    headers,
+    ...(options.query ? { query: options.query } : {}),
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const response = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
+  return {
+    status: response.statusCode ?? 200,
+    body: response.body ? JSON.parse(response.body) : undefined,
+    headers: (response.headers ?? {}) as Record<string, string>,
+    cookies: response.cookies ?? [],
+  };
+}
+
+export interface TestUser {
+  id: number;
+  username: string;
+  email: string;
+  password: string;
+  token: string;
+  refreshToken: string;
+  /** The user's personal organization (the one the token acts in). */
+  orgId: string;
+}
+
+let counter = 0;
+
+/** Registers a new user (unique name) and logs in. The first user of a test file's table is its admin. */
+export async function newUser(prefix = 'user'): Promise<TestUser> {
+  counter += 1;
+  const username = `${prefix}${counter}${Math.random().toString(36).slice(2, 6)}`;
+  const email = `${username}@example.com`;
+  const password = 'correct horse battery';
+  const registered = await call(auth, 'POST', '/auth/register', {
+    body: { username, email, password, terms_accepted: true, privacy_accepted: true },
+  });
+  if (registered.status !== 201) throw new Error(`register failed: ${JSON.stringify(registered.body)}`);
+  return login(email, password);
+}
+
+export async function login(email: string, password: string): Promise<TestUser> {
+  const response = await call(auth, 'POST', '/auth/login', { body: { email, password } });
+  if (response.status !== 200) throw new Error(`login failed: ${JSON.stringify(response.body)}`);
+  const data = response.body.data;
+  return {
+    id: data.user.id,
+    username: data.user.username,
+    email,
+    password,
+    token: data.token,
+    refreshToken: data.refresh_token,
+    orgId: data.organization_id,
+  };
+}
