@@ -7,8 +7,13 @@ import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { claimUnique, itemExists, releaseUnique, transact, uniqueKey } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
-import { identityKeys, UNIQUE_EMAIL, UNIQUE_USERNAME } from '#lib/identity/keys';
-import { type OrganizationItem, organizationItems, personalOrgSlug } from '#lib/identity/organizations';
+import { identityKeys, UNIQUE_EMAIL, UNIQUE_ORG_SLUG, UNIQUE_USERNAME } from '#lib/identity/keys';
+import {
+  getOrganizationItem,
+  type OrganizationItem,
+  organizationItems,
+  personalOrgSlug,
+} from '#lib/identity/organizations';
 import { hashPassword, randomBase62 } from '#lib/identity/secrets';
 
 /** A user as stored. `password_hash` and `token_version` never leave this module's callers' hands. */
@@ -99,22 +104,24 @@ export async function registerUser(
       now,
       tier: undefined,
     });
+    const userWrites = [
+      claimUnique(UNIQUE_EMAIL, input.email, String(userId)),
+      claimUnique(UNIQUE_USERNAME, input.username, String(userId)),
+      {
+        Put: {
+          TableName: TABLE,
+          Item: { ...user, ...identityKeys.usersIndex(userId) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    ];
     try {
-      await transact(
-        [
-          claimUnique(UNIQUE_EMAIL, input.email, String(userId)),
-          claimUnique(UNIQUE_USERNAME, input.username, String(userId)),
-          {
-            Put: {
-              TableName: TABLE,
-              Item: { ...user, ...identityKeys.usersIndex(userId) },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          ...org.writes,
-        ],
-        { 0: emailTaken, 1: usernameTaken, 4: () => new SlugRetry() },
-      );
+      // The organization's slug guard is the first of its writes, right after the user's.
+      await transact([...userWrites, ...org.writes], {
+        0: emailTaken,
+        1: usernameTaken,
+        [userWrites.length]: () => new SlugRetry(),
+      });
       return { user, org: org.item };
     } catch (error) {
       if (!(error instanceof SlugRetry)) throw error;
@@ -295,14 +302,35 @@ async function eraseUser(user: UserItem): Promise<void> {
       },
     },
   ]);
-  await transact([
+  // The personal organization goes with its owner: soft-deleted, its slug free again.
+  const personal = await getOrganizationItem(user.personal_org_id);
+  const closePersonal = personal
+    ? [
+        {
+          Update: {
+            TableName: TABLE,
+            Key: identityKeys.organization(personal.id),
+            UpdateExpression: 'SET deleted_at = :now',
+            ExpressionAttributeValues: { ':now': new Date().toISOString() },
+          },
+        },
+        releaseUnique(UNIQUE_ORG_SLUG, personal.slug),
+      ]
+    : [];
+  // One transaction cannot touch an item twice: the closed personal organization keeps its count.
+  const otherWrites = personal
+    ? membershipDeletes.filter((write) => !('Update' in write && write.Update?.Key.pk === personal.pk))
+    : membershipDeletes;
+  const head = [
     { Delete: { TableName: TABLE, Key: identityKeys.user(user.id) } },
     releaseUnique(UNIQUE_EMAIL, user.email),
     releaseUnique(UNIQUE_USERNAME, user.username),
-    ...membershipDeletes.slice(0, 96),
-  ]);
-  for (let start = 96; start < membershipDeletes.length; start += 100) {
-    await transact(membershipDeletes.slice(start, start + 100));
+    ...closePersonal,
+  ];
+  const room = 100 - head.length;
+  await transact([...head, ...otherWrites.slice(0, room)]);
+  for (let start = room; start < otherWrites.length; start += 100) {
+    await transact(otherWrites.slice(start, start + 100));
   }
 }
 

@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import type { RouteDef } from '#lib/http/route';
+import { type RouteDef, requiredPermission } from '#lib/http/route';
 import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
 import { APP_VERSION } from '#lib/version';
 
@@ -33,7 +33,15 @@ const API_DESCRIPTION = `JSON REST API that runs automated agents and the work t
 - Paging: \`limit\` defaults to 50 and is clamped to 200; \`offset\` defaults to 0; anything that is not a non-negative integer is a 400.
 - Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).
 - Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN (403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).
-- CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.`;
+- CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.
+
+**Authentication and tenancy**
+- Credentials: an access JWT from POST /auth/login (HS256, one hour) as \`Authorization: Bearer\`, the \`service_jwt\` cookie (set by login; HttpOnly, SameSite=Lax, Secure over HTTPS), or an organization API key (\`osk_live_…\`). A missing or invalid credential is 401; a valid one lacking the permission is 403.
+- Refresh tokens (30 days) rotate at POST /auth/refresh; presenting a spent one again revokes every token of that login. Logout revokes the token at once; \`all_devices\` revokes every token of the user.
+- A cookie-authenticated POST, PUT, PATCH or DELETE needs an Origin from ALLOWED_ORIGINS or an X-Requested-With header (403 otherwise).
+- A request acts in one organization: an API key's own; for a token, the organization it was issued for, or the one named by \`X-Organization-Id\` (the caller must be a member: 403 otherwise). Records of another organization answer 404.
+- Permissions: GET routes need \`read\`, other methods \`write\`, unless a route says otherwise. API key scopes are \`read\`, \`write\` (implies read) and \`admin\` (implies both). A user's permission is the lesser of the instance role (admin: all; editor, builder, member, agent: write; viewer, demo: read) and the organization role (owner, admin: all; member: write; viewer: read); instance admins have all.
+- After 10 failed logins for one email (50 from one IP) within 15 minutes, logins answer 429 with Retry-After until the window ends.`;
 
 export function buildOpenApiDocument(routes: RouteDef[]) {
   const registry = new OpenAPIRegistry();
@@ -83,7 +91,7 @@ function toPathConfig(route: RouteDef): RouteConfig {
     method: route.method.toLowerCase() as RouteConfig['method'],
     path: route.path,
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    ...(describe(route) ? { description: describe(route) } : {}),
     tags: route.tags,
     operationId: operationId(route),
     ...(route.auth === 'bearer' ? { security: [{ bearerAuth: [] }, { cookieAuth: [] }] } : { security: [] }),
@@ -96,6 +104,13 @@ function toPathConfig(route: RouteDef): RouteConfig {
     },
     responses,
   };
+}
+
+/** The route's own description, with the permission a bearer caller needs. */
+function describe(route: RouteDef): string | undefined {
+  if (route.auth !== 'bearer') return route.description;
+  const needs = `Needs the \`${requiredPermission(route)}\` permission.`;
+  return route.description ? `${route.description}\n\n${needs}` : needs;
 }
 
 function successResponse(route: RouteDef) {

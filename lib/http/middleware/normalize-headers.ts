@@ -1,7 +1,7 @@
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 
 /**
- * Lower-cases header names. API Gateway already does for HTTP APIs, but sample events, local invokes
+ * Lower-cases header names and fills `cookies` from a Cookie header. API Gateway already does for HTTP APIs, but sample events, local invokes
  * and other proxies may not, and every later middleware reads lower-case names.
  */
 export const normalizeHeaders = (): HttpMiddleware => {
@@ -13,6 +13,10 @@ export const normalizeHeaders = (): HttpMiddleware => {
       normalized[key] = key in normalized ? `${normalized[key]},${value}` : value;
     }
     request.event.headers = normalized;
+    // Payload 2.0 carries cookies in `cookies`; events built by hand or by other proxies carry the header.
+    if (request.event.cookies === undefined && normalized.cookie) {
+      request.event.cookies = normalized.cookie.split(/;\s*/).filter(Boolean);
+    }
     request.context.pathParams ??= {};
   };
   return { before: normalizeHeadersBefore };

@@ -387,7 +387,7 @@ describe('the HTTP stack', () => {
       });
     });
 
-    it('rejects every credential on a bearer route when no authenticator is wired', async () => {
+    it('uses the service’s bearer authenticator when none is given, which refuses unknown credentials', async () => {
       const bare = groupHandler(group, [route(mine, async () => ({ org: 'x' }))]);
       const response = await bare(
         httpEvent('GET', '/api/widgets/mine', { headers: { authorization: 'Bearer good' } }),
