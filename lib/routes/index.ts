@@ -1,7 +1,10 @@
 import type { RouteDef } from '#lib/http/route';
+import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as docs from '#lib/routes/docs';
+import * as organizations from '#lib/routes/organizations';
 import * as service from '#lib/routes/service';
+import * as teams from '#lib/routes/teams';
 import * as users from '#lib/routes/users';
 
 /**
@@ -13,4 +16,6 @@ const isRoute = (value: unknown): value is RouteDef =>
 
 const routesOf = (module: Record<string, unknown>): RouteDef[] => Object.values(module).filter(isRoute);
 
-export const allRoutes: RouteDef[] = [service, docs, auth, users].flatMap((module) => routesOf(module));
+export const allRoutes: RouteDef[] = [service, docs, auth, users, apiKeys, teams, organizations].flatMap(
+  (module) => routesOf(module),
+);
