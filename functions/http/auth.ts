@@ -2,8 +2,8 @@ import { groupHandler, route } from '#lib/http/group-handler';
 import { created, withCookies } from '#lib/http/results';
 import { ACCESS_TOKEN_SECONDS } from '#lib/identity/access-tokens';
 import { SESSION_COOKIE } from '#lib/identity/authenticator';
+import * as Registration from '#lib/identity/registration';
 import * as Sessions from '#lib/identity/sessions';
-import { registerUser, toUser } from '#lib/identity/users';
 import { forgotPassword, login, logout, me, refresh, register, resetPassword } from '#lib/routes/auth';
 import { accessTokenSecret } from '#lib/wiring';
 
@@ -14,10 +14,7 @@ const overHttps = (headers: Record<string, string>) =>
   headers['x-forwarded-proto']?.split(',')[0]?.trim() === 'https';
 
 export const handler = groupHandler('auth', [
-  route(register, async ({ body, ctx }) => {
-    const { user } = await registerUser(ctx, body);
-    return created(toUser(user));
-  }),
+  route(register, async ({ body, ctx }) => created(await Registration.register(ctx, body))),
   route(login, async ({ body, ctx, sourceIp, headers }) => {
     const session = await Sessions.login(ctx, { ...body, sourceIp }, accessTokenSecret());
     return withCookies({ success: true, ...session }, [

@@ -3,7 +3,7 @@ import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/l
 import { db, TABLE } from '#lib/db/client';
 import { ConflictError } from '#lib/errors';
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** An attribute that must not exist yet: the write creates the item or fails. */
 export const itemIsNew = 'attribute_not_exists(pk)';
@@ -56,6 +56,10 @@ export async function transact(
         if (reason.Code !== 'ConditionalCheckFailed') continue;
         const toError = conflicts[index];
         throw toError ? toError() : new ConflictError('The record was changed by another request; try again');
+      }
+      // DynamoDB cancels a transaction that collides with another one in flight on the same items.
+      if (reasons.some((reason) => reason.Code === 'TransactionConflict')) {
+        throw new ConflictError('Another request changed these records at the same moment; try again');
       }
     }
     throw error;

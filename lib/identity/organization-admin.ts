@@ -18,6 +18,7 @@ import {
 } from '#lib/identity/organizations';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
 import { randomBase62, randomToken, sha256 } from '#lib/identity/secrets';
+import { teamLeavingWrites } from '#lib/identity/team-leaving';
 import { getUserItem, getUsersByIds, type UserItem, userIdByEmail } from '#lib/identity/users';
 
 /**
@@ -543,6 +544,8 @@ export async function removeMember(
     throw new ConflictError('A user cannot be removed from their personal organization');
   }
   const succession = membership.role === 'owner' ? [await ownerSuccessionCheck(orgId, userId)] : [];
+  // Leaving the organization means leaving its teams too, in the same transaction.
+  const teams = await teamLeavingWrites(orgId, userId);
   await transact(
     [
       {
@@ -556,8 +559,11 @@ export async function removeMember(
       },
       memberCountChange(orgId, -1),
       ...succession,
+      ...teams,
     ],
-    { 0: changedMeanwhile, 1: orgNotFound, 2: lastOwner },
+    succession.length > 0
+      ? { 0: changedMeanwhile, 1: orgNotFound, 2: lastOwner }
+      : { 0: changedMeanwhile, 1: orgNotFound },
   );
   return { organization_id: orgId, user_id: userId };
 }

@@ -15,6 +15,7 @@ import {
   personalOrgSlug,
 } from '#lib/identity/organizations';
 import { hashPassword, randomBase62 } from '#lib/identity/secrets';
+import { teamLeavingWrites } from '#lib/identity/team-leaving';
 
 /** A user as stored. `password_hash` and `token_version` never leave this module's callers' hands. */
 export interface UserItem {
@@ -290,6 +291,9 @@ async function eraseUser(user: UserItem): Promise<void> {
       ProjectionExpression: 'pk, sk, org_id',
     }),
   );
+  const teamWrites = await Promise.all(
+    (memberships.Items ?? []).map((membership) => teamLeavingWrites(membership.org_id as string, user.id)),
+  );
   const membershipDeletes = (memberships.Items ?? []).flatMap((membership) => [
     { Delete: { TableName: TABLE, Key: { pk: membership.pk, sk: membership.sk } } },
     {
@@ -318,9 +322,12 @@ async function eraseUser(user: UserItem): Promise<void> {
       ]
     : [];
   // One transaction cannot touch an item twice: the closed personal organization keeps its count.
-  const otherWrites = personal
-    ? membershipDeletes.filter((write) => !('Update' in write && write.Update?.Key.pk === personal.pk))
-    : membershipDeletes;
+  const otherWrites = [
+    ...(personal
+      ? membershipDeletes.filter((write) => !('Update' in write && write.Update?.Key.pk === personal.pk))
+      : membershipDeletes),
+    ...teamWrites.flat(),
+  ];
   const head = [
     { Delete: { TableName: TABLE, Key: identityKeys.user(user.id) } },
     releaseUnique(UNIQUE_EMAIL, user.email),

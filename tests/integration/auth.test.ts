@@ -415,3 +415,46 @@ describe('password reset', () => {
     expect((await login(user.email, 'a brand new password')).token).toBeTruthy();
   });
 });
+
+describe('POST /auth/register with an invite code', () => {
+  it('joins the invited organization with the invited role', async () => {
+    // Prepare: an owner invites an address that has no account yet.
+    const { handler: organizations } = await import('#functions/http/organizations');
+    const owner = await newUser('inviter');
+    const invited = await call(organizations, 'POST', `/organizations/${owner.orgId}/invites`, {
+      token: owner.token,
+      body: { email: 'newcomer@example.com', role: 'viewer' },
+    });
+    expect(invited.status).toBe(201);
+    const code = /invites\/([^/\s]+)\/accept/.exec(
+      outboxFor('newcomer@example.com')[0]?.text ?? '',
+    )?.[1] as string;
+
+    // Act
+    const registered = await call(auth, 'POST', '/auth/register', {
+      body: registration('newcomer', { invite_code: code }),
+    });
+    const newcomer = await login('newcomer@example.com', 'long enough password');
+    const inOrg = await call(auth, 'GET', '/auth/me', {
+      token: newcomer.token,
+      headers: { 'x-organization-id': owner.orgId },
+    });
+
+    // Assess
+    expect(registered.status).toBe(201);
+    expect(inOrg.body.data.organization).toMatchObject({ id: owner.orgId, role: 'viewer' });
+  });
+
+  it('answers 400 for an unknown code and creates no account', async () => {
+    const refused = await call(auth, 'POST', '/auth/register', {
+      body: registration('hopeful', { invite_code: 'not-a-real-code' }),
+    });
+    const retried = await call(auth, 'POST', '/auth/register', { body: registration('hopeful') });
+
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([
+      { path: 'body.invite_code', message: 'is invalid or expired' },
+    ]);
+    expect(retried.status).toBe(201);
+  });
+});

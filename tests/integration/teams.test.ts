@@ -991,3 +991,40 @@ describe('tenant isolation', () => {
     expect(response.status).toBe(403);
   });
 });
+
+describe('leaving an organization', () => {
+  it('takes the user out of its teams when removed from the organization, and when erased', async () => {
+    // Prepare: two users join the owner's organization and one of its teams.
+    const { handler: organizations } = await import('#functions/http/organizations');
+    const { handler: usersHandler } = await import('#functions/http/users');
+    const owner = await newUser('teamowner');
+    const removed = await newUser('removed');
+    const erased = await newUser('erased');
+    for (const user of [removed, erased]) {
+      const added = await call(organizations, 'POST', `/organizations/${owner.orgId}/members`, {
+        token: owner.token,
+        body: { user_id: String(user.id), role: 'member' },
+      });
+      expect(added.status).toBe(201);
+    }
+    const team = await call(teams, 'POST', '/teams', { token: owner.token, body: { name: 'Leavers' } });
+    const teamId = team.body.data.id as number;
+    for (const user of [removed, erased]) {
+      await call(teams, 'POST', `/teams/${teamId}/members`, {
+        token: owner.token,
+        body: { user_id: user.id },
+      });
+    }
+
+    // Act
+    await call(organizations, 'DELETE', `/organizations/${owner.orgId}/members/${removed.id}`, {
+      token: owner.token,
+    });
+    await call(usersHandler, 'DELETE', '/users/me', { token: erased.token });
+
+    // Assess
+    const after = await call(teams, 'GET', `/teams/${teamId}`, { token: owner.token });
+    expect(after.body.data.member_count).toBe(1);
+    expect(after.body.data.members.map((member: { user_id: number }) => member.user_id)).toEqual([owner.id]);
+  });
+});
