@@ -1,5 +1,6 @@
 import type { Clock, EmailSender } from '#lib/adapters/ports';
 import type { Capability, OrgRole } from '#lib/identity/roles';
+import type { User } from '#lib/identity/users';
 
 /** Who is calling, resolved by the authentication middleware on `bearer` routes. */
 export interface Principal {
@@ -22,15 +23,7 @@ export interface Principal {
   tokenId?: string;
   tokenExpiresAt?: number;
   /** Records the authenticator already read, so that handlers need not read them again. */
-  user?: {
-    id: number;
-    username: string;
-    email: string;
-    role: string;
-    avatar_url: string | null;
-    created_at: string;
-    updated_at: string;
-  };
+  user?: User;
   organization: { id: string; name: string; slug: string };
 }
 

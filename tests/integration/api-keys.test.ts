@@ -1,13 +1,10 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as apiKeys, bindings } from '#functions/http/api-keys';
 import { handler as auth } from '#functions/http/auth';
 import { fixedClock } from '#lib/adapters/system-clock';
-import { db, TABLE } from '#lib/db/client';
 import { groupHandler } from '#lib/http/group-handler';
-import { identityKeys } from '#lib/identity/keys';
 import { sha256 } from '#lib/identity/secrets';
-import { call, newUser, type TestUser } from '#tests/support/identity';
+import { call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 
 const HOUR = 3_600_000;
 
@@ -21,22 +18,6 @@ beforeAll(async () => {
 });
 
 const keysOf = (orgId: string) => `/organizations/${orgId}/api-keys`;
-
-async function joinOrganization(user: TestUser, orgId: string, role: string) {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...identityKeys.membership(orgId, user.id),
-        ...identityKeys.membershipByUser(user.id, orgId),
-        org_id: orgId,
-        user_id: user.id,
-        role,
-        joined_at: new Date().toISOString(),
-      },
-    }),
-  );
-}
 
 /** Creates a key in the owner's organization and answers its record with the raw key. */
 async function createKey(body: Record<string, unknown> = {}, as: TestUser = owner, handler = apiKeys) {

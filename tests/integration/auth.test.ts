@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -11,7 +9,7 @@ import { groupHandler, route } from '#lib/http/group-handler';
 import { identityKeys } from '#lib/identity/keys';
 import { logger } from '#lib/logger';
 import { me } from '#lib/routes/auth';
-import { call, login, newUser } from '#tests/support/identity';
+import { call, login, newUser, outboxFor } from '#tests/support/identity';
 
 const registration = (name: string, overrides: Record<string, unknown> = {}) => ({
   username: name,
@@ -21,20 +19,6 @@ const registration = (name: string, overrides: Record<string, unknown> = {}) => 
   privacy_accepted: true,
   ...overrides,
 });
-
-/** Messages the local email adapter wrote for an address, oldest first. */
-function outboxFor(address: string): Array<{ to: string; subject: string; text: string }> {
-  const dir = join(process.env.DATA_DIR as string, 'outbox');
-  let files: string[] = [];
-  try {
-    files = readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-  return files
-    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')))
-    .filter((message) => message.to === address);
-}
 
 afterEach(() => {
   vi.restoreAllMocks();

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { organizationRoutes, handler as organizations } from '#functions/http/organizations';
@@ -10,7 +8,7 @@ import { newApiKey } from '#lib/identity/api-key-format';
 import { identityKeys } from '#lib/identity/keys';
 import { sha256 } from '#lib/identity/secrets';
 import { defaultAuthenticator } from '#lib/wiring';
-import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import { type CallOptions, call, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 
 const DAY_MS = 86_400_000;
 
@@ -30,20 +28,6 @@ const uniqueName = (prefix: string) => {
   unique += 1;
   return `${prefix} ${unique}${Math.random().toString(36).slice(2, 7)}`;
 };
-
-/** Messages the local email adapter wrote for an address, oldest first. */
-function outboxFor(address: string): Array<{ to: string; subject: string; text: string }> {
-  const dir = join(process.env.DATA_DIR as string, 'outbox');
-  let files: string[] = [];
-  try {
-    files = readdirSync(dir).sort();
-  } catch {
-    return [];
-  }
-  return files
-    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')))
-    .filter((message) => message.to === address);
-}
 
 /** The token of the latest invite emailed to an address. */
 function invitedToken(address: string): string {

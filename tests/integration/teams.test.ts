@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BatchWriteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as teams } from '#functions/http/teams';
 import { systemClock } from '#lib/adapters/system-clock';
@@ -8,41 +8,22 @@ import type { RequestContext } from '#lib/context';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
-import type { OrgRole } from '#lib/identity/roles';
 import { sha256 } from '#lib/identity/secrets';
 import { createTeamInvite, teamKeys } from '#lib/identity/teams';
-import { type CallOptions, type CallResult, call, newUser, type TestUser } from '#tests/support/identity';
+import {
+  type CallOptions,
+  type CallResult,
+  call,
+  joinOrganization,
+  newUser,
+  type TestUser,
+} from '#tests/support/identity';
 
 beforeAll(async () => {
   // The first user of this file's table is the instance admin, who counts as an admin everywhere;
   // taking that place here keeps every other user an ordinary one.
   await newUser('instanceadmin');
 });
-
-/** Writes a membership directly: the organizations endpoints are not part of this group. */
-async function joinOrganization(user: TestUser, orgId: string, role: OrgRole = 'member') {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...identityKeys.membership(orgId, user.id),
-        ...identityKeys.membershipByUser(user.id, orgId),
-        org_id: orgId,
-        user_id: user.id,
-        role,
-        joined_at: new Date().toISOString(),
-      },
-    }),
-  );
-  await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: identityKeys.organization(orgId),
-      UpdateExpression: 'ADD member_count :one',
-      ExpressionAttributeValues: { ':one': 1 },
-    }),
-  );
-}
 
 interface Organization {
   orgId: string;

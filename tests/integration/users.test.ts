@@ -1,10 +1,7 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as auth } from '#functions/http/auth';
 import { handler as users } from '#functions/http/users';
-import { db, TABLE } from '#lib/db/client';
-import { identityKeys } from '#lib/identity/keys';
-import { call, login, newUser, type TestUser } from '#tests/support/identity';
+import { call, joinOrganization, login, newUser, type TestUser } from '#tests/support/identity';
 
 let admin: TestUser;
 
@@ -12,22 +9,6 @@ beforeAll(async () => {
   // The first user of this file's table is the instance admin.
   admin = await newUser('admin');
 });
-
-async function joinOrganization(user: TestUser, orgId: string, role = 'member') {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...identityKeys.membership(orgId, user.id),
-        ...identityKeys.membershipByUser(user.id, orgId),
-        org_id: orgId,
-        user_id: user.id,
-        role,
-        joined_at: new Date().toISOString(),
-      },
-    }),
-  );
-}
 
 describe('GET /users', () => {
   it('shows an instance admin every user, with exact paging meta', async () => {

@@ -1,6 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { handler as auth } from '#functions/http/auth';
+import { db, TABLE } from '#lib/db/client';
 import type { GroupHandler } from '#lib/http/group-handler';
+import { identityKeys } from '#lib/identity/keys';
 import { context, httpEvent } from '#tests/support/events';
 
 /**
@@ -86,4 +91,48 @@ export async function login(email: string, password: string): Promise<TestUser> 
     refreshToken: data.refresh_token,
     orgId: data.organization_id,
   };
+}
+
+/**
+ * Writes an organization membership directly, for tests of groups other than organizations. Does not
+ * count it in member_count; tests that rely on the count add members through the endpoint.
+ */
+export async function joinOrganization(
+  user: Pick<TestUser, 'id'>,
+  orgId: string,
+  role = 'member',
+): Promise<void> {
+  await db.send(
+    new PutCommand({
+      TableName: TABLE,
+      Item: {
+        ...identityKeys.membership(orgId, user.id),
+        ...identityKeys.membershipByUser(user.id, orgId),
+        org_id: orgId,
+        user_id: user.id,
+        role,
+        joined_at: new Date().toISOString(),
+      },
+    }),
+  );
+}
+
+export interface OutboxMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Messages the local email adapter wrote to DATA_DIR/outbox for an address, oldest first. */
+export function outboxFor(address: string): OutboxMessage[] {
+  const dir = join(process.env.DATA_DIR as string, 'outbox');
+  let files: string[] = [];
+  try {
+    files = readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  return files
+    .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as OutboxMessage)
+    .filter((message) => message.to === address);
 }
