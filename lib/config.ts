@@ -26,6 +26,8 @@ const configSchema = z
     VALIDATE_RESPONSES: booleanFlag.default(false),
     GIT_SHA: z.string().optional(),
     EMAIL_FROM: z.email().default('no-reply@localhost.localdomain'),
+    KMS_KEY_ID: z.string().min(1).optional(),
+    LOCAL_MASTER_KEY: z.string().optional(),
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
   })
   .transform((env) => ({
@@ -46,6 +48,8 @@ const configSchema = z
     validateResponses: env.VALIDATE_RESPONSES,
     gitSha: env.GIT_SHA,
     emailFrom: env.EMAIL_FROM,
+    kmsKeyId: env.KMS_KEY_ID,
+    localMasterKey: env.LOCAL_MASTER_KEY,
     healthCheckTimeoutMs: env.HEALTH_CHECK_TIMEOUT_MS,
   }));
 
