@@ -1,7 +1,9 @@
 import type { RouteDef } from '#lib/http/route';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
+import * as credentials from '#lib/routes/credentials';
 import * as docs from '#lib/routes/docs';
+import * as integrations from '#lib/routes/integrations';
 import * as organizations from '#lib/routes/organizations';
 import * as service from '#lib/routes/service';
 import * as teams from '#lib/routes/teams';
@@ -16,6 +18,16 @@ const isRoute = (value: unknown): value is RouteDef =>
 
 const routesOf = (module: Record<string, unknown>): RouteDef[] => Object.values(module).filter(isRoute);
 
-export const allRoutes: RouteDef[] = [service, docs, auth, users, apiKeys, teams, organizations].flatMap(
+export const allRoutes: RouteDef[] = [
+  service,
+  docs,
+  auth,
+  users,
+  apiKeys,
+  teams,
+  organizations,
+  credentials,
+  integrations,
+].flatMap(
   (module) => routesOf(module),
 );

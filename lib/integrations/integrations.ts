@@ -1,0 +1,166 @@
+import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { recordActivity } from '#lib/activity/activity-log';
+import type { KeyManagement } from '#lib/adapters/ports';
+import type { RequestContext } from '#lib/context';
+import { actorOf, saveCredential } from '#lib/credentials/store';
+import { db, TABLE } from '#lib/db/client';
+import { tenantPk } from '#lib/db/keys';
+import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
+import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import {
+  credentialNameOf,
+  findIntegration,
+  INTEGRATIONS,
+  type Integration,
+} from '#lib/integrations/catalogue';
+
+export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
+
+export interface IntegrationStatus {
+  id: string;
+  name: string;
+  category: string;
+  description: string;
+  status: IntegrationState;
+  fields: Array<{ name: string; label: string; required: boolean; format: string; configured: boolean }>;
+  updated_at: string | null;
+}
+
+/** Names and update times of the organization's credentials, read once (no values). */
+async function storedCredentials(orgId: string): Promise<Map<string, string>> {
+  const stored = new Map<string, string>();
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page: QueryCommandOutput = await db.send(
+      new QueryCommand({
+        TableName: TABLE,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :cred)',
+        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':cred': 'CRED#' },
+        ProjectionExpression: '#key, updated_at',
+        ExpressionAttributeNames: { '#key': 'key' },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of page.Items ?? []) stored.set(item.key as string, item.updated_at as string);
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return stored;
+}
+
+function statusOf(integration: Integration, stored: Map<string, string>): IntegrationStatus {
+  const fields = integration.fields.map((field) => ({
+    name: field.name,
+    label: field.label,
+    required: field.required,
+    format: field.format,
+    configured: stored.has(credentialNameOf(integration, field)),
+  }));
+  const required = fields.filter((field) => field.required);
+  const present = fields.filter((field) => field.configured);
+  const status: IntegrationState = required.every((field) => field.configured)
+    ? 'configured'
+    : present.length > 0
+      ? 'partially_configured'
+      : 'not_configured';
+  const times = integration.fields
+    .map((field) => stored.get(credentialNameOf(integration, field)))
+    .filter((time): time is string => time !== undefined)
+    .sort();
+  return {
+    id: integration.id,
+    name: integration.name,
+    category: integration.category,
+    description: integration.description,
+    status,
+    fields,
+    updated_at: times.at(-1) ?? null,
+  };
+}
+
+export async function listIntegrations(ctx: RequestContext): Promise<IntegrationStatus[]> {
+  const stored = await storedCredentials(requirePrincipal(ctx).orgId);
+  return INTEGRATIONS.map((integration) => statusOf(integration, stored));
+}
+
+export async function integrationStatus(ctx: RequestContext, id: string): Promise<IntegrationStatus> {
+  const integration = findIntegration(id);
+  if (!integration) throw new NotFoundError(`No integration named ${id}`);
+  return statusOf(integration, await storedCredentials(requirePrincipal(ctx).orgId));
+}
+
+const FORMAT_CHECKS: Record<string, (value: string) => boolean> = {
+  url: (value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' || url.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  },
+  email: (value) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value),
+};
+
+/**
+ * Stores the given fields in the credential store (each sealed on its own) after checking them all:
+ * unknown fields, malformed values and required fields that are neither given nor already stored are
+ * refused together, before anything is written.
+ */
+export async function configureIntegration(
+  ctx: RequestContext,
+  keys: KeyManagement,
+  id: string,
+  fields: Record<string, string>,
+): Promise<IntegrationStatus> {
+  const principal = requireOrgRole(ctx, 'admin');
+  const integration = findIntegration(id);
+  if (!integration) throw new NotFoundError(`No integration named ${id}`);
+  const stored = await storedCredentials(principal.orgId);
+  const problems: ErrorDetail[] = [];
+  for (const name of Object.keys(fields)) {
+    if (!integration.fields.some((field) => field.name === name)) {
+      problems.push({ path: `body.fields.${name}`, message: `is not a field of ${integration.name}` });
+    }
+  }
+  for (const field of integration.fields) {
+    const value = fields[field.name];
+    if (value === undefined) {
+      if (field.required && !stored.has(credentialNameOf(integration, field))) {
+        problems.push({ path: `body.fields.${field.name}`, message: 'is required' });
+      }
+      continue;
+    }
+    if (FORMAT_CHECKS[field.format] && !FORMAT_CHECKS[field.format]?.(value)) {
+      problems.push({ path: `body.fields.${field.name}`, message: `must be a valid ${field.format}` });
+    }
+  }
+  if (problems.length > 0)
+    throw new ValidationError(`The ${integration.name} fields are not valid`, problems);
+
+  const now = ctx.clock.now();
+  for (const field of integration.fields) {
+    const value = fields[field.name];
+    if (value === undefined) continue;
+    await saveCredential(keys, {
+      orgId: principal.orgId,
+      key: credentialNameOf(integration, field),
+      value,
+      description: `${integration.name}: ${field.label}`,
+      actor: actorOf(principal),
+      now,
+    });
+    stored.set(credentialNameOf(integration, field), now.toISOString());
+  }
+  await recordActivity(
+    principal.orgId,
+    {
+      actor_type: principal.method === 'api_key' ? 'api_key' : 'user',
+      actor_id: actorOf(principal),
+      action: 'integration.configured',
+      entity_type: 'integration',
+      entity_id: integration.id,
+      metadata: { fields: Object.keys(fields) },
+    },
+    now,
+  );
+  return statusOf(integration, stored);
+}
