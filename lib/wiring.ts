@@ -1,7 +1,4 @@
-import { KMSClient } from '@aws-sdk/client-kms';
-import { kmsKeys } from '#lib/adapters/aws/kms-keys';
 import { sesClient, sesEmail } from '#lib/adapters/aws/ses-email';
-import { fileKeys } from '#lib/adapters/local/file-keys';
 import { localSecret } from '#lib/adapters/local/local-secret';
 import { outboxEmail } from '#lib/adapters/local/outbox-email';
 import type { Clock, EmailSender } from '#lib/adapters/ports';
