@@ -1,0 +1,184 @@
+import type { KeyManagement } from '#lib/adapters/ports';
+import type { RequestContext } from '#lib/context';
+import { TABLE } from '#lib/db/client';
+import type { TransactItem } from '#lib/db/transactions';
+import { ValidationError } from '#lib/errors';
+import { randomBase62, sha256 } from '#lib/identity/secrets';
+import { logger } from '#lib/logger';
+import {
+  receipt,
+  recordDeliveryOnce,
+  type WebhookAction,
+  type WebhookReceipt,
+} from '#lib/webhooks-inbound/deliveries';
+import { runConfiguredDeployPipeline } from '#lib/webhooks-inbound/deploy-pipeline';
+import { newDeploymentWrite } from '#lib/webhooks-inbound/deployments';
+import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks-inbound/payloads';
+import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks-inbound/verification';
+import { SAFE_ID, webhookKeys } from '#lib/webhooks-inbound/webhook-keys';
+
+/**
+ * POST /webhooks/git: push events of the source-code host. A push to the repository's default branch
+ * records a pending deployment (and asks for the organization's deploy pipeline); if it also adds or
+ * changes logo images, a brand-assets job is queued. Pushes to other branches, tags and deleted
+ * branches are acknowledged and ignored.
+ */
+
+const IMAGE_EXTENSION = /\.(?:png|jpe?g|gif|svg|webp|avif|ico|bmp|tiff?)$/i;
+
+/** A logo is an image whose path says so (`assets/logo.svg`, `brand/logos/mark.png`). */
+export const looksLikeLogo = (path: string): boolean => /logo/i.test(path) && IMAGE_EXTENSION.test(path);
+
+/** Logo images the push adds or modifies, over every listed commit (removed files need no new assets). */
+export function changedLogoFiles(push: GitPush): string[] {
+  const commits = [...push.commits, ...(push.head_commit ? [push.head_commit] : [])];
+  const paths = commits.flatMap((commit) => [...commit.added, ...commit.modified]);
+  return [...new Set(paths.filter(looksLikeLogo))].sort();
+}
+
+/** Event names end up in responses and logs; GitHub's are short lower-case words. */
+const EVENT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** The brand-assets job names at most this many files; the commit holds the rest. */
+const MAX_JOB_FILES = 100;
+
+export async function receiveGitWebhook(
+  ctx: RequestContext,
+  keys: KeyManagement,
+  request: InboundRequest & { body: unknown },
+): Promise<WebhookReceipt> {
+  const now = ctx.clock.now();
+  const { orgId } = await verifyInboundWebhook('git', request, { keys, now });
+  const event = requiredHeader(request.headers, 'x-github-event', EVENT_NAME);
+  if (event === 'ping') {
+    return receipt('ping', [
+      { type: 'pong', detail: 'The signature is valid; push events will be processed' },
+    ]);
+  }
+  if (event !== 'push') {
+    return receipt(event, [{ type: 'ignored', detail: `${event} events are not handled; only push is` }]);
+  }
+  const deliveryId = requiredHeader(request.headers, 'x-github-delivery', SAFE_ID);
+  const push = parsePayload(GitPushPayload, request.body);
+  const plan = planPush(orgId, deliveryId, push, now);
+  const outcome = await recordDeliveryOnce({
+    source: 'git',
+    orgId,
+    eventId: deliveryId,
+    // The delivery header is not covered by the signature: a captured push resent under a new delivery
+    // id must still count as seen, so the exact signed body is remembered too.
+    alsoOnce: [`sha256:${sha256(request.rawBody ?? '')}`],
+    event: 'push',
+    payload: request.body,
+    now,
+    writes: plan.writes,
+  });
+  logger.info('inbound webhook accepted', {
+    source: 'git',
+    event: 'push',
+    org_id: orgId,
+    event_id: deliveryId,
+    outcome,
+    actions: plan.actions.map((action) => action.type),
+  });
+  return receipt('push', plan.actions, outcome === 'duplicate');
+}
+
+function requiredHeader(headers: InboundRequest['headers'], name: string, pattern: RegExp): string {
+  const value = headers[name]?.trim();
+  if (!value)
+    throw new ValidationError('The request is not valid', [
+      { path: `headers.${name}`, message: 'is required' },
+    ]);
+  if (!pattern.test(value)) {
+    throw new ValidationError('The request is not valid', [
+      { path: `headers.${name}`, message: 'is not valid' },
+    ]);
+  }
+  return value;
+}
+
+function planPush(
+  orgId: string,
+  deliveryId: string,
+  push: GitPush,
+  now: Date,
+): { writes: TransactItem[]; actions: WebhookAction[] } {
+  const defaultBranch = push.repository.default_branch;
+  const branch = push.ref.startsWith('refs/heads/') ? push.ref.slice('refs/heads/'.length) : undefined;
+  if (branch !== defaultBranch) {
+    return {
+      writes: [],
+      actions: [{ type: 'ignored', detail: `${push.ref} is not the default branch (${defaultBranch})` }],
+    };
+  }
+  if (push.deleted) {
+    return { writes: [], actions: [{ type: 'ignored', detail: `${push.ref} was deleted` }] };
+  }
+
+  const repository = push.repository.full_name;
+  const commitSha = push.after.toLowerCase();
+  // One delivery records one deployment; deriving the id from it keeps the two traceable to each other.
+  const deploymentId = `git-${deliveryId}`;
+  const pipeline = runConfiguredDeployPipeline(orgId, { id: deploymentId, repository, commitSha });
+  const writes: TransactItem[] = [
+    newDeploymentWrite(
+      orgId,
+      {
+        id: deploymentId,
+        source: 'git_push',
+        repository,
+        branch,
+        commit_sha: commitSha,
+        pusher: push.pusher?.name ?? push.sender?.login ?? null,
+        project: null,
+        environment: null,
+        url: null,
+        pipeline_status: pipeline.pipelineStatus,
+        error_message: null,
+      },
+      now,
+    ),
+    ...pipeline.writes,
+  ];
+  const actions: WebhookAction[] = [
+    { type: 'deployment.recorded', id: deploymentId, status: 'pending' },
+    pipeline.action,
+  ];
+
+  const logos = changedLogoFiles(push);
+  if (logos.length > 0) {
+    const jobId = `job_${randomBase62(16)}`;
+    const at = now.toISOString();
+    writes.push({
+      Put: {
+        TableName: TABLE,
+        Item: {
+          ...webhookKeys.job(orgId, jobId),
+          id: jobId,
+          type: 'brand-assets',
+          status: 'queued',
+          // The job queue is a later issue; its workers will claim jobs in this shape.
+          payload: {
+            repository,
+            commit_sha: commitSha,
+            files: logos.slice(0, MAX_JOB_FILES),
+            file_count: logos.length,
+          },
+          idempotency_key: `git:${deliveryId}`,
+          attempts: 0,
+          created_at: at,
+          updated_at: at,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+    actions.push({
+      type: 'job.queued',
+      id: jobId,
+      status: 'queued',
+      detail: `brand-assets: ${logos.length} logo file(s) changed`,
+    });
+  }
+  return { writes, actions };
+}
