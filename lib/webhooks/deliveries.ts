@@ -1,0 +1,287 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import type { RequestContext } from '#lib/context';
+import { db, TABLE } from '#lib/db/client';
+import { type TableKey, tenantPk } from '#lib/db/keys';
+import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { itemIsNew } from '#lib/db/transactions';
+import { NotFoundError } from '#lib/errors';
+import { requirePrincipal } from '#lib/identity/access';
+import { randomBase62 } from '#lib/identity/secrets';
+import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from '#lib/webhooks/event-types';
+
+/**
+ * The delivery log: one record per outbound webhook message, under its organization, with every
+ * attempt appended to it.
+ *
+ * | record | pk | sk | notes |
+ * |---|---|---|---|
+ * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time, so the sort key orders by age; TTL |
+ *
+ * Each attempt is claimed and then recorded with conditions on `attempt_count`, so that a queue message
+ * delivered twice (SQS delivers at least once) neither sends the request twice nor logs it twice.
+ */
+export const deliveryKeys = {
+  byId: (orgId: string, id: string): TableKey => ({ pk: tenantPk(orgId), sk: `WEBHOOKDELIVERY#${id}` }),
+  prefix: 'WEBHOOKDELIVERY#',
+};
+
+/** Delivery records are kept this long (the table's TTL removes them), so a tenant's log stays bounded. */
+export const DELIVERY_RETENTION_DAYS = 30;
+
+export interface DeliveryAttempt {
+  at: string;
+  /** Null when no HTTP response arrived (refused target, DNS or connection failure, timeout). */
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface DeliveryItem {
+  pk: string;
+  sk: string;
+  id: string;
+  org_id: string;
+  event_type: OutboundEventType;
+  url: string;
+  /** The exact request body, sent unchanged on every attempt (only the signature's timestamp changes). */
+  payload: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+  expires_at: number;
+  /** Epoch ms until which a consumer holds the next attempt (see claimAttempt). */
+  claim_expires_at?: number;
+  /** The highest attempt number whose queue message has been sent. */
+  queued_attempt?: number;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  event_type: OutboundEventType;
+  url: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toDelivery = (item: DeliveryItem): WebhookDelivery => ({
+  id: item.id,
+  event_type: item.event_type,
+  url: item.url,
+  status: item.status,
+  attempts: item.attempts ?? [],
+  next_attempt_at: item.next_attempt_at ?? null,
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+});
+
+/** The body of a queue message: which delivery, and which attempt this message is for. */
+export const DeliveryMessage = z.object({
+  org_id: z.string().min(1).max(128),
+  delivery_id: z.string().regex(DELIVERY_ID_PATTERN),
+  attempt: z.number().int().min(1).max(100),
+});
+export type DeliveryMessage = z.infer<typeof DeliveryMessage>;
+
+/** `msg_` + creation time (base36 ms, fixed width so it sorts) + 14 random characters. */
+export const newDeliveryId = (now: Date): string =>
+  `msg_${now.getTime().toString(36).padStart(9, '0')}${randomBase62(14)}`;
+
+const stillPending = '#status = :pending';
+const atAttempt = 'attempt_count = :previous';
+const unclaimed = '(attribute_not_exists(claim_expires_at) OR claim_expires_at < :nowMs)';
+const notYetQueued = '(attribute_not_exists(queued_attempt) OR queued_attempt < :attempt)';
+
+const conditionFailed = async (write: Promise<unknown>): Promise<boolean> => {
+  try {
+    await write;
+    return false;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return true;
+    throw error;
+  }
+};
+
+export async function createDelivery(input: {
+  orgId: string;
+  type: OutboundEventType;
+  url: string;
+  payload: string;
+  now: Date;
+}): Promise<DeliveryItem> {
+  const at = input.now.toISOString();
+  const id = newDeliveryId(input.now);
+  const item: DeliveryItem = {
+    ...deliveryKeys.byId(input.orgId, id),
+    id,
+    org_id: input.orgId,
+    event_type: input.type,
+    url: input.url,
+    payload: input.payload,
+    status: 'pending',
+    attempts: [],
+    attempt_count: 0,
+    next_attempt_at: at,
+    created_at: at,
+    updated_at: at,
+    expires_at: Math.floor(input.now.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86_400,
+  };
+  await db.send(new PutCommand({ TableName: TABLE, Item: item, ConditionExpression: itemIsNew }));
+  return item;
+}
+
+export async function getDeliveryItem(orgId: string, id: string): Promise<DeliveryItem | undefined> {
+  const result = await db.send(
+    new GetCommand({ TableName: TABLE, Key: deliveryKeys.byId(orgId, id), ConsistentRead: true }),
+  );
+  return result.Item as DeliveryItem | undefined;
+}
+
+/** The organization's deliveries, newest first, optionally of one status; payloads are not read. */
+export async function listDeliveryItems(
+  orgId: string,
+  page: PageRequest,
+  status?: DeliveryStatus,
+): Promise<Page<DeliveryItem>> {
+  return queryPage<DeliveryItem>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': deliveryKeys.prefix },
+      ExpressionAttributeNames: { '#status': 'status', '#url': 'url' },
+      ProjectionExpression:
+        'id, event_type, #url, #status, attempts, next_attempt_at, created_at, updated_at',
+      ScanIndexForward: false,
+    },
+    page,
+    (item) => status === undefined || item.status === status,
+  );
+}
+
+/**
+ * Takes attempt `attempt` for this consumer until `leaseMs` from now: only while the delivery is
+ * pending, the previous attempt is the last one recorded, and no other consumer holds an unexpired
+ * claim. The lease outlasts one attempt (timeout included) and is shorter than the queue's visibility
+ * timeout, so a consumer that dies mid-attempt is replaced when the message reappears. False when the
+ * claim was not taken.
+ */
+export async function claimAttempt(
+  orgId: string,
+  id: string,
+  attempt: number,
+  now: Date,
+  leaseMs: number,
+): Promise<boolean> {
+  const failed = await conditionFailed(
+    db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: deliveryKeys.byId(orgId, id),
+        UpdateExpression: 'SET claim_expires_at = :until',
+        ConditionExpression: [stillPending, atAttempt, unclaimed].join(' AND '),
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':previous': attempt - 1,
+          ':nowMs': now.getTime(),
+          ':until': now.getTime() + leaseMs,
+        },
+      }),
+    ),
+  );
+  return !failed;
+}
+
+/**
+ * Appends attempt `attempt` and sets the outcome, releasing the claim. The condition on the attempt
+ * count makes the append happen once per attempt number. False when another consumer got there first.
+ */
+export async function recordAttempt(input: {
+  orgId: string;
+  id: string;
+  attempt: number;
+  result: DeliveryAttempt;
+  status: DeliveryStatus;
+  nextAttemptAt: string | null;
+  now: Date;
+}): Promise<boolean> {
+  const failed = await conditionFailed(
+    db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: deliveryKeys.byId(input.orgId, input.id),
+        UpdateExpression: [
+          'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :status',
+          'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at',
+        ].join(', '),
+        ConditionExpression: [stillPending, atAttempt].join(' AND '),
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':pending': 'pending',
+          ':previous': input.attempt - 1,
+          ':count': input.attempt,
+          ':attempt': [input.result],
+          ':status': input.status,
+          ':next': input.nextAttemptAt,
+          ':at': input.now.toISOString(),
+        },
+      }),
+    ),
+  );
+  return !failed;
+}
+
+/** Notes that the message for `attempt` is on the queue, so that a redelivered message does not send it again. */
+export async function markQueued(orgId: string, id: string, attempt: number): Promise<void> {
+  await conditionFailed(
+    db.send(
+      new UpdateCommand({
+        TableName: TABLE,
+        Key: deliveryKeys.byId(orgId, id),
+        UpdateExpression: 'SET queued_attempt = :attempt',
+        ConditionExpression: `attribute_exists(pk) AND ${notYetQueued}`,
+        ExpressionAttributeValues: { ':attempt': attempt },
+      }),
+    ),
+  );
+}
+
+/** Ends a delivery whose first message could not be queued, saying so in its log. */
+export async function failUnqueued(orgId: string, id: string, now: Date, error: string): Promise<void> {
+  await recordAttempt({
+    orgId,
+    id,
+    attempt: 1,
+    result: { at: now.toISOString(), status_code: null, duration_ms: 0, error: `not sent: ${error}` },
+    status: 'failed',
+    nextAttemptAt: null,
+    now,
+  });
+}
+
+/** GET /tenant-config/webhook-deliveries: the caller's organization's deliveries, newest first. */
+export async function listWebhookDeliveries(
+  ctx: RequestContext,
+  query: PageRequest & { status?: DeliveryStatus },
+): Promise<Page<WebhookDelivery>> {
+  const principal = requirePrincipal(ctx);
+  const page = await listDeliveryItems(principal.orgId, query, query.status);
+  return { items: page.items.map(toDelivery), total: page.total };
+}
+
+/** GET /tenant-config/webhook-deliveries/{id}: one delivery with the body it sends; another organization's is 404. */
+export async function getWebhookDelivery(
+  ctx: RequestContext,
+  id: string,
+): Promise<WebhookDelivery & { payload: unknown }> {
+  const principal = requirePrincipal(ctx);
+  const item = await getDeliveryItem(principal.orgId, id);
+  if (!item) throw new NotFoundError('Webhook delivery not found');
+  return { ...toDelivery(item), payload: JSON.parse(item.payload) };
+}
