@@ -29,6 +29,8 @@ const configSchema = z
     KMS_KEY_ID: z.string().min(1).optional(),
     LOCAL_MASTER_KEY: z.string().optional(),
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
+    WEBHOOK_QUEUE_URL: z.url().optional(),
+    ALLOW_PRIVATE_WEBHOOK_TARGETS: booleanFlag.optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -51,6 +53,11 @@ const configSchema = z
     kmsKeyId: env.KMS_KEY_ID,
     localMasterKey: env.LOCAL_MASTER_KEY,
     healthCheckTimeoutMs: env.HEALTH_CHECK_TIMEOUT_MS,
+    /** The SQS queue of outbound webhook deliveries (aws mode; local mode uses the in-process queue). */
+    webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
+    // Local mode delivers to receivers on this machine (127.0.0.1, private networks); a deployment must
+    // opt in, since a tenant-chosen URL could otherwise reach the VPC or the metadata endpoint.
+    allowPrivateWebhookTargets: env.ALLOW_PRIVATE_WEBHOOK_TARGETS ?? env.APP_MODE === 'local',
   }));
 
 export type Config = z.output<typeof configSchema>;

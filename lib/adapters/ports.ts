@@ -34,3 +34,15 @@ export interface KeyManagement {
   /** Unwraps a data key; throws when the key id, context or wrapped bytes do not match. */
   decryptDataKey(wrapped: Uint8Array, keyId: string, context: KeyContext): Promise<Uint8Array>;
 }
+
+/** The queues the service sends to; each name maps to one SQS queue (aws) or local queue. */
+export type QueueName = 'webhook-delivery';
+
+/**
+ * Sends a message to a queue for a consumer function to process later. `send` resolves once the queue
+ * has accepted the message, never after it is processed; the body must be JSON-serializable.
+ */
+export interface MessageQueue {
+  /** `delaySeconds` holds the message back before its first delivery (SQS allows at most 900). */
+  send(queue: QueueName, body: unknown, options?: { delaySeconds?: number }): Promise<void>;
+}

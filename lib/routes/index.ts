@@ -2,12 +2,15 @@ import type { RouteDef } from '#lib/http/route';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as credentials from '#lib/routes/credentials';
+import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
 import * as organizations from '#lib/routes/organizations';
 import * as service from '#lib/routes/service';
 import * as teams from '#lib/routes/teams';
+import * as tenantConfig from '#lib/routes/tenant-config';
 import * as users from '#lib/routes/users';
+import * as webhooks from '#lib/routes/webhooks';
 
 /**
  * The route registry: every route of the API. It feeds each group's router, the OpenAPI document and
@@ -28,6 +31,7 @@ export const allRoutes: RouteDef[] = [
   organizations,
   credentials,
   integrations,
-].flatMap(
-  (module) => routesOf(module),
-);
+  webhooks,
+  deployments,
+  tenantConfig,
+].flatMap((module) => routesOf(module));
