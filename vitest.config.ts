@@ -9,6 +9,8 @@ export default defineConfig({
       APP_MODE: 'local',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       VALIDATE_RESPONSES: 'true',
+      // Suites send hundreds of requests per organization a minute; the rate-limit tests opt back in.
+      RATE_LIMIT_TIER: 'enterprise',
       JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     },

@@ -16,6 +16,8 @@ const configSchema = z
     PORT: z.coerce.number().int().min(0).max(65535).default(3000),
     DATA_DIR: z.string().min(1).default('.data'),
     DEFAULT_TIER: z.enum(tiers).default('free'),
+    ANONYMOUS_TIER: z.enum(tiers).default('free'),
+    RATE_LIMIT_TIER: z.enum(tiers).optional(),
     TABLE_NAME: z.string().min(3).max(255).default('agent-ops-local'),
     DYNAMODB_ENDPOINT: z.url().optional(),
     AWS_REGION: z.string().min(1).default('us-east-1'),
@@ -37,6 +39,9 @@ const configSchema = z
     port: env.PORT,
     dataDir: env.DATA_DIR,
     defaultTier: env.DEFAULT_TIER,
+    anonymousTier: env.ANONYMOUS_TIER,
+    /** When set, every caller gets this tier's rate limits (tests and benchmarks use enterprise). */
+    rateLimitTier: env.RATE_LIMIT_TIER,
     tableName: env.TABLE_NAME,
     dynamoEndpoint: env.DYNAMODB_ENDPOINT,
     region: env.AWS_REGION,

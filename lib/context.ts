@@ -1,4 +1,5 @@
 import type { Clock, EmailSender } from '#lib/adapters/ports';
+import type { Tier } from '#lib/config';
 import type { Capability, OrgRole } from '#lib/identity/roles';
 import type { User } from '#lib/identity/users';
 
@@ -24,7 +25,7 @@ export interface Principal {
   tokenExpiresAt?: number;
   /** Records the authenticator already read, so that handlers need not read them again. */
   user?: User;
-  organization: { id: string; name: string; slug: string };
+  organization: { id: string; name: string; slug: string; tier?: Tier };
 }
 
 /** What every domain function receives: the caller, the trace id and the ports. */

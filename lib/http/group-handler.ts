@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Clock, EmailSender } from '#lib/adapters/ports';
-import { config } from '#lib/config';
+import { config, type Tier } from '#lib/config';
 import type { Principal, RequestContext } from '#lib/context';
 import { type Authenticator, authenticate } from '#lib/http/middleware/authenticate';
 import { cors } from '#lib/http/middleware/cors';
@@ -9,6 +9,7 @@ import { errorEnvelope } from '#lib/http/middleware/error-envelope';
 import { jsonBody } from '#lib/http/middleware/json-body';
 import { matchRoute } from '#lib/http/middleware/match-route';
 import { normalizeHeaders } from '#lib/http/middleware/normalize-headers';
+import { rateLimit, rateLimitHeaders } from '#lib/http/middleware/rate-limit';
 import { securityHeaders } from '#lib/http/middleware/security-headers';
 import { traceId } from '#lib/http/middleware/trace-id';
 import { validateRequest } from '#lib/http/middleware/validate-request';
@@ -52,6 +53,8 @@ export interface GroupOptions {
   email?: EmailSender;
   allowedOrigins?: string[];
   validateResponses?: boolean;
+  /** Rate limits: the anonymous tier, and a tier for every caller (null: each organization's own). */
+  rateLimits?: { anonymousTier?: Tier; overrideTier?: Tier | null };
 }
 
 /**
@@ -111,11 +114,22 @@ export function groupHandler(
     .use(traceId())
     .use(securityHeaders())
     .use(cors({ allowedOrigins: options.allowedOrigins ?? config.allowedOrigins }))
+    .use(rateLimitHeaders())
     .use(errorEnvelope())
     // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
     .use(jsonBody())
     .use(matchRoute(router))
     .use(authenticate(authenticator))
+    .use(
+      rateLimit({
+        clock,
+        anonymousTier: options.rateLimits?.anonymousTier ?? config.anonymousTier,
+        overrideTier:
+          options.rateLimits?.overrideTier === null
+            ? undefined
+            : (options.rateLimits?.overrideTier ?? config.rateLimitTier),
+      }),
+    )
     .use(validateRequest());
   // Lambda hands over a plain Context; the middleware stack fills in the HttpContext fields.
   return handler as unknown as GroupHandler;

@@ -2,6 +2,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Principal } from '#lib/context';
 import type { HttpMethod, RouteDef } from '#lib/http/route';
+import type { RateState } from '#lib/rate-limit/limiter';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2 & {
@@ -18,6 +19,7 @@ export interface HttpContext extends Context {
   body?: unknown;
   input?: { params: unknown; query: unknown; body: unknown };
   principal?: Principal;
+  rateLimit?: RateState;
 }
 
 export type HttpRequest = Request<HttpEvent, HttpResponse, Error, HttpContext>;

@@ -108,7 +108,7 @@ export function bearerAuthenticator(options: AuthenticatorOptions): Authenticato
       tokenId: claims.jti,
       tokenExpiresAt: claims.expiresAt,
       user: toUser(userItem),
-      organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug },
+      organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug, tier: orgItem.tier },
     };
   }
 
@@ -139,7 +139,7 @@ export function bearerAuthenticator(options: AuthenticatorOptions): Authenticato
       isInstanceAdmin: false,
       scopes: item.scopes,
       keyId: item.key_id,
-      organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug },
+      organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug, tier: orgItem.tier },
     };
   }
 

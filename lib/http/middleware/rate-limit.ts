@@ -1,0 +1,68 @@
+import type { Clock } from '#lib/adapters/ports';
+import { tierOf } from '#lib/billing/catalogue';
+import type { Tier } from '#lib/config';
+import { RateLimitedError } from '#lib/errors';
+import { type HttpMiddleware, type HttpRequest, setHeader } from '#lib/http/types';
+import { logger } from '#lib/logger';
+import { countRequest, retryAfter, tightest } from '#lib/rate-limit/limiter';
+
+export interface RateLimitOptions {
+  clock: Clock;
+  /** Tier whose limits apply to callers without a credential, per source IP. */
+  anonymousTier: Tier;
+  /** When given, this tier's limits apply to every caller (configuration for tests and benchmarks). */
+  overrideTier?: Tier;
+}
+
+/**
+ * Counts every request against its caller's limits: per organization (its tier's limits) once
+ * authenticated, per source IP (the anonymous tier) otherwise, and answers 429 with Retry-After past
+ * either window. Requests refused before this point (bad JSON, unknown route, bad credential) count
+ * against the source IP on their way out, so failures are not free.
+ */
+export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
+  const count = async (request: HttpRequest) => {
+    const principal = request.context.principal;
+    const caller = principal
+      ? `org#${principal.orgId}`
+      : `ip#${request.event.requestContext?.http?.sourceIp ?? 'unknown'}`;
+    const tier =
+      options.overrideTier ??
+      (principal ? (principal.organization.tier ?? options.anonymousTier) : options.anonymousTier);
+    const now = options.clock.now();
+    const state = await countRequest(caller, tierOf(tier).rate_limits, now);
+    request.context.rateLimit = state;
+    return { state, now };
+  };
+  const rateLimitBefore = async (request: HttpRequest) => {
+    if (request.context.preflight) return;
+    const { state, now } = await count(request);
+    const wait = retryAfter(state, now);
+    if (wait > 0) throw new RateLimitedError(wait);
+  };
+  const rateLimitOnError = async (request: HttpRequest) => {
+    if (request.context.rateLimit || request.context.preflight) return;
+    try {
+      await count(request);
+    } catch (error) {
+      logger.warn('counting a refused request failed', { error: error as Error });
+    }
+  };
+  return { before: rateLimitBefore, onError: rateLimitOnError };
+};
+
+/**
+ * Writes X-RateLimit-Limit, -Remaining and -Reset (epoch seconds) for the tighter window on every
+ * response, errors included. Registered before the error envelope so that it runs after it.
+ */
+export const rateLimitHeaders = (): HttpMiddleware => {
+  const rateLimitHeadersAfter = async (request: HttpRequest) => {
+    const state = request.context.rateLimit;
+    if (!state || !request.response) return;
+    const window = tightest(state);
+    setHeader(request.response, 'X-RateLimit-Limit', String(window.limit));
+    setHeader(request.response, 'X-RateLimit-Remaining', String(Math.max(0, window.limit - window.count)));
+    setHeader(request.response, 'X-RateLimit-Reset', String(window.reset));
+  };
+  return { after: rateLimitHeadersAfter, onError: rateLimitHeadersAfter };
+};

@@ -1,0 +1,70 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, TABLE } from '#lib/db/client';
+
+/**
+ * Fixed minute and hour windows counted in ONE DynamoDB item per caller and hour: a single
+ * UpdateItem adds one to the hour's count and to the current minute's attribute and returns both, so
+ * rate limiting costs one write per request. The item expires (TTL) an hour after its hour ends.
+ */
+export interface WindowState {
+  limit: number;
+  count: number;
+  /** Epoch seconds at which the window resets. */
+  reset: number;
+}
+
+export interface RateState {
+  minute: WindowState;
+  hour: WindowState;
+}
+
+export interface Limits {
+  per_minute: number;
+  per_hour: number;
+}
+
+export const rateKey = (caller: string, hourStart: number) => ({
+  pk: `RATE#${caller}#${hourStart}`,
+  sk: 'RATE',
+});
+
+export async function countRequest(caller: string, limits: Limits, now: Date): Promise<RateState> {
+  const seconds = Math.floor(now.getTime() / 1000);
+  const hourStart = seconds - (seconds % 3600);
+  const minuteStart = seconds - (seconds % 60);
+  const minuteOfHour = Math.floor((seconds - hourStart) / 60);
+  const result = await db.send(
+    new UpdateCommand({
+      TableName: TABLE,
+      Key: rateKey(caller, hourStart),
+      UpdateExpression: 'ADD hour_count :one, #minute :one SET expires_at = :ttl',
+      ExpressionAttributeNames: { '#minute': `m${minuteOfHour}` },
+      ExpressionAttributeValues: { ':one': 1, ':ttl': hourStart + 7200 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const attributes = result.Attributes ?? {};
+  return {
+    minute: {
+      limit: limits.per_minute,
+      count: Number(attributes[`m${minuteOfHour}`] ?? 1),
+      reset: minuteStart + 60,
+    },
+    hour: { limit: limits.per_hour, count: Number(attributes.hour_count ?? 1), reset: hourStart + 3600 },
+  };
+}
+
+/** The window with fewer requests left, which is the one the headers describe. */
+export function tightest(state: RateState): WindowState {
+  const left = (window: WindowState) => window.limit - window.count;
+  return left(state.minute) <= left(state.hour) ? state.minute : state.hour;
+}
+
+/** Seconds until the caller may send again, or 0 when within both limits. */
+export function retryAfter(state: RateState, now: Date): number {
+  const seconds = Math.floor(now.getTime() / 1000);
+  const waits = [state.minute, state.hour]
+    .filter((window) => window.count > window.limit)
+    .map((window) => window.reset - seconds);
+  return waits.length > 0 ? Math.max(1, ...waits) : 0;
+}
