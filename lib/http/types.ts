@@ -20,6 +20,8 @@ export interface HttpContext extends Context {
   input?: { params: unknown; query: unknown; body: unknown };
   principal?: Principal;
   rateLimit?: RateState;
+  /** The counter could not be written; the request went unlimited. */
+  rateLimitSkipped?: boolean;
 }
 
 export type HttpRequest = Request<HttpEvent, HttpResponse, Error, HttpContext>;

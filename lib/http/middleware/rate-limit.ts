@@ -36,12 +36,21 @@ export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
   };
   const rateLimitBefore = async (request: HttpRequest) => {
     if (request.context.preflight) return;
-    const { state, now } = await count(request);
-    const wait = retryAfter(state, now);
+    let counted: Awaited<ReturnType<typeof count>>;
+    try {
+      counted = await count(request);
+    } catch (error) {
+      // Fail open: when the counter cannot be written (the table is unreachable), the request is
+      // served unlimited rather than refused, so that health probes can still report the outage.
+      logger.warn('rate limit counter unavailable; request not limited', { error: error as Error });
+      request.context.rateLimitSkipped = true;
+      return;
+    }
+    const wait = retryAfter(counted.state, counted.now);
     if (wait > 0) throw new RateLimitedError(wait);
   };
   const rateLimitOnError = async (request: HttpRequest) => {
-    if (request.context.rateLimit || request.context.preflight) return;
+    if (request.context.rateLimit || request.context.rateLimitSkipped || request.context.preflight) return;
     try {
       await count(request);
     } catch (error) {
