@@ -1,10 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { SIGNUP_BONUS_TOKENS } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
 import { config } from '#lib/config';
 import { db, TABLE } from '#lib/db/client';
 import { claimUnique } from '#lib/db/transactions';
 import { identityKeys, UNIQUE_ORG_SLUG } from '#lib/identity/keys';
 import type { OrgRole } from '#lib/identity/roles';
+import { ledgerWrites } from '#lib/tokens/ledger';
 
 /** An organization (tenant) as stored under `T#<org>` / `ORG`. */
 export interface OrganizationItem {
@@ -109,6 +111,16 @@ export function organizationItems(input: {
           Item: { ...membership, ...identityKeys.membershipByUser(input.ownerId, input.orgId) },
         },
       },
+      // Every new organization starts with the signup bonus, created with it or not at all.
+      ...ledgerWrites({
+        orgId: input.orgId,
+        type: 'signup_bonus',
+        amount: SIGNUP_BONUS_TOKENS,
+        action: 'signup_bonus',
+        actor: 'system',
+        now: new Date(input.now),
+        balanceBefore: 0,
+      }).writes,
     ],
   };
 }
