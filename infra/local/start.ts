@@ -89,6 +89,7 @@ async function main(): Promise<void> {
         `  Docs     http://localhost:${gateway.port}/api/docs`,
         `  Health   http://localhost:${gateway.port}/api/health`,
         `  Data     ${dataDir}${created ? ' (new table created)' : ''}`,
+        `  Payments ${config.stripeSecretKey ? 'Stripe' : `local provider, webhook secret ${(await import('#lib/wiring-payments')).paymentsWebhookSecret()}`}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
         '',
         'Press Ctrl-C to stop.',

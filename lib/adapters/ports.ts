@@ -46,3 +46,43 @@ export interface MessageQueue {
   /** `delaySeconds` holds the message back before its first delivery (SQS allows at most 900). */
   send(queue: QueueName, body: unknown, options?: { delaySeconds?: number }): Promise<void>;
 }
+
+/** What a checkout sells: a subscription tier (recurring) or a token package (one payment). */
+export type CheckoutItem = { kind: 'tier'; tier: string } | { kind: 'package'; package: string };
+
+export interface CheckoutSession {
+  id: string;
+  /** Where the customer pays: the provider's hosted page, or the local checkout page. */
+  url: string;
+}
+
+export interface PaymentIntent {
+  id: string;
+  client_secret: string;
+  amount: number;
+  currency: string;
+  status: string;
+}
+
+/**
+ * The payment provider (Stripe in aws mode, a local stand-in otherwise). Prices and token counts come
+ * from lib/billing/catalogue; the provider only turns them into sessions and intents. Completed payments
+ * come back through the signed payments webhook, never through these calls' answers.
+ */
+export interface PaymentsProvider {
+  readonly kind: 'stripe' | 'local';
+  createCheckoutSession(
+    input: { orgId: string; successUrl: string; cancelUrl: string } & CheckoutItem,
+  ): Promise<CheckoutSession>;
+  createPortalSession(input: {
+    orgId: string;
+    customerId: string;
+    returnUrl: string;
+  }): Promise<{ url: string }>;
+  /** The same `idempotencyKey` answers the same intent (the provider deduplicates on it). */
+  createPaymentIntent(input: {
+    orgId: string;
+    package: string;
+    idempotencyKey: string;
+  }): Promise<PaymentIntent>;
+}

@@ -1,6 +1,7 @@
 import type { RouteDef } from '#lib/http/route';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
+import * as billing from '#lib/routes/billing';
 import * as credentials from '#lib/routes/credentials';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
@@ -9,6 +10,7 @@ import * as organizations from '#lib/routes/organizations';
 import * as service from '#lib/routes/service';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
+import * as tokens from '#lib/routes/tokens';
 import * as users from '#lib/routes/users';
 import * as webhooks from '#lib/routes/webhooks';
 
@@ -34,4 +36,6 @@ export const allRoutes: RouteDef[] = [
   webhooks,
   deployments,
   tenantConfig,
+  tokens,
+  billing,
 ].flatMap((module) => routesOf(module));
