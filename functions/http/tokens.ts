@@ -1,7 +1,9 @@
+import { consumeWithAutoTopup } from '#lib/billing/auto-topup';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { listOf } from '#lib/http/results';
 import { consumeTokens, getTokenBalance, listTokenTransactions } from '#lib/routes/tokens';
 import * as Ledger from '#lib/tokens/ledger';
+import { paymentsProvider } from '#lib/wiring-payments';
 
 export const handler = groupHandler('tokens', [
   route(getTokenBalance, async ({ ctx }) => Ledger.balanceOf(ctx)),
@@ -10,7 +12,7 @@ export const handler = groupHandler('tokens', [
     return listOf(page.items, { total: page.total, limit: query.limit, offset: query.offset });
   }),
   route(consumeTokens, async ({ body, ctx }) =>
-    Ledger.consume(ctx, {
+    consumeWithAutoTopup(ctx, paymentsProvider(), {
       amount: body.amount,
       action: body.action,
       referenceId: body.reference_id,

@@ -85,6 +85,7 @@ export const consumeTokens = defineRoute({
     'The balance never goes negative, also under concurrent consumes.',
     '`reference_id` makes the call idempotent per organization: a repeat answers the first result (its transaction and the balance right after it) with `duplicate: true` and consumes nothing, even if its amount differs.',
     '`company_id` is accepted and ignored (the tenant’s balance is used).',
+    'When auto top-up is enabled and this consume takes the balance from at or above the threshold to below it, a payment for the configured package is started once (`auto_topup` names it); the tokens arrive when the payment succeeds.',
   ].join(' '),
   body: z.object({
     amount: z.number().int().positive().max(MAX_CONSUME),
@@ -98,6 +99,7 @@ export const consumeTokens = defineRoute({
       transaction: TokenTransaction,
       balance: z.number().int().min(0),
       duplicate: z.boolean(),
+      auto_topup: z.object({ payment_intent_id: z.string(), package_slug: z.string() }).nullable(),
     })
     .meta({ id: 'TokenConsumption' }),
   errors: [402],

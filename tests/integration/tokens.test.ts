@@ -62,6 +62,7 @@ describe('the token ledger over its endpoints', () => {
       }),
       balance: SIGNUP_BONUS_TOKENS - 1_200,
       duplicate: false,
+      auto_topup: null,
     });
     expect(await balanceOf(user)).toBe(SIGNUP_BONUS_TOKENS - 1_200);
   });
