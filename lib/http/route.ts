@@ -46,6 +46,11 @@ export interface RouteDef<
   contentType?: string;
   /** Error statuses this route may answer besides the common ones, for the OpenAPI document. */
   errors?: number[];
+  /**
+   * A per-minute limit of this route's own, per organization, on top of the tier's (task creation:
+   * 30 a minute). Counted in the same write as the tier's windows.
+   */
+  rateLimit?: { name: string; perMinute: number };
   /** Statuses that answer with the success schema too (health probes answer 503 with their record). */
   alsoAnswers?: number[];
 }

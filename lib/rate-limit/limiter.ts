@@ -16,6 +16,14 @@ export interface WindowState {
 export interface RateState {
   minute: WindowState;
   hour: WindowState;
+  /** A route's own per-minute bucket (task creation), counted in the same write. */
+  bucket?: WindowState & { name: string };
+}
+
+/** A route's own per-minute limit on top of the tier's (e.g. task creation: 30 a minute). */
+export interface Bucket {
+  name: string;
+  perMinute: number;
 }
 
 export interface Limits {
@@ -28,7 +36,12 @@ export const rateKey = (caller: string, hourStart: number) => ({
   sk: 'RATE',
 });
 
-export async function countRequest(caller: string, limits: Limits, now: Date): Promise<RateState> {
+export async function countRequest(
+  caller: string,
+  limits: Limits,
+  now: Date,
+  bucket?: Bucket,
+): Promise<RateState> {
   const seconds = Math.floor(now.getTime() / 1000);
   const hourStart = seconds - (seconds % 3600);
   const minuteStart = seconds - (seconds % 60);
@@ -37,8 +50,11 @@ export async function countRequest(caller: string, limits: Limits, now: Date): P
     new UpdateCommand({
       TableName: TABLE,
       Key: rateKey(caller, hourStart),
-      UpdateExpression: 'ADD hour_count :one, #minute :one SET expires_at = :ttl',
-      ExpressionAttributeNames: { '#minute': `m${minuteOfHour}` },
+      UpdateExpression: `ADD hour_count :one, #minute :one${bucket ? ', #bucket :one' : ''} SET expires_at = :ttl`,
+      ExpressionAttributeNames: {
+        '#minute': `m${minuteOfHour}`,
+        ...(bucket ? { '#bucket': `${bucket.name}_m${minuteOfHour}` } : {}),
+      },
       ExpressionAttributeValues: { ':one': 1, ':ttl': hourStart + 7200 },
       ReturnValues: 'UPDATED_NEW',
     }),
@@ -51,6 +67,16 @@ export async function countRequest(caller: string, limits: Limits, now: Date): P
       reset: minuteStart + 60,
     },
     hour: { limit: limits.per_hour, count: Number(attributes.hour_count ?? 1), reset: hourStart + 3600 },
+    ...(bucket
+      ? {
+          bucket: {
+            name: bucket.name,
+            limit: bucket.perMinute,
+            count: Number(attributes[`${bucket.name}_m${minuteOfHour}`] ?? 1),
+            reset: minuteStart + 60,
+          },
+        }
+      : {}),
   };
 }
 
@@ -60,10 +86,11 @@ export function tightest(state: RateState): WindowState {
   return left(state.minute) <= left(state.hour) ? state.minute : state.hour;
 }
 
-/** Seconds until the caller may send again, or 0 when within both limits. */
+/** Seconds until the caller may send again, or 0 when within every limit. */
 export function retryAfter(state: RateState, now: Date): number {
   const seconds = Math.floor(now.getTime() / 1000);
-  const waits = [state.minute, state.hour]
+  const windows = state.bucket ? [state.minute, state.hour, state.bucket] : [state.minute, state.hour];
+  const waits = windows
     .filter((window) => window.count > window.limit)
     .map((window) => window.reset - seconds);
   return waits.length > 0 ? Math.max(1, ...waits) : 0;

@@ -2,6 +2,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { fixedClock } from '#lib/adapters/system-clock';
+import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { defineRoute } from '#lib/http/route';
@@ -22,6 +23,16 @@ const open = defineRoute({
   body: z.object({ n: z.number() }),
 });
 
+const createTask = defineRoute({
+  group,
+  tags,
+  method: 'POST',
+  path: '/tasks-like',
+  auth: 'bearer',
+  summary: 'a route with its own limit, as task creation has',
+  rateLimit: { name: 'task_create', perMinute: TASK_CREATION_PER_MINUTE },
+});
+
 /** The start of the next minute (tokens issued now are valid for an hour from now). */
 const nextMinute = (minutesLater = 1) => new Date((Math.floor(Date.now() / 60_000) + minutesLater) * 60_000);
 
@@ -33,6 +44,7 @@ function limitedHandler(start = nextMinute()) {
     [
       route(whoami, async ({ principal }) => ({ org: principal?.orgId })),
       route(open, async () => ({ ok: true })),
+      route(createTask, async () => ({ created: true })),
     ],
     { clock, rateLimits: { overrideTier: null, anonymousTier: 'free' } },
   );
@@ -136,5 +148,24 @@ describe('rate limits', () => {
     expect(refusedAnyway.status).toBe(400);
     expect(refusedAnyway.headers['X-RateLimit-Remaining']).toBe('99');
     expect(over.status).toBe(429);
+  });
+
+  it('gives a route its own per-minute limit on top of the tier’s, as task creation has', async () => {
+    // Prepare: an enterprise organization, far from its tier's limits.
+    const user = await newUser('creator');
+    await setTier(user.orgId, 'enterprise');
+    const { handler } = limitedHandler(nextMinute(4));
+
+    // Act
+    const statuses: number[] = [];
+    for (let i = 0; i < TASK_CREATION_PER_MINUTE + 1; i++) {
+      statuses.push((await call(handler, 'POST', '/tasks-like', { token: user.token })).status);
+    }
+    const otherRoute = await call(handler, 'GET', '/whoami', { token: user.token });
+
+    // Assess
+    expect(statuses.slice(0, TASK_CREATION_PER_MINUTE)).toEqual(Array(TASK_CREATION_PER_MINUTE).fill(200));
+    expect(statuses.at(-1)).toBe(429);
+    expect(otherRoute.status).toBe(200);
   });
 });

@@ -30,7 +30,9 @@ export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
       options.overrideTier ??
       (principal ? (principal.organization.tier ?? options.anonymousTier) : options.anonymousTier);
     const now = options.clock.now();
-    const state = await countRequest(caller, tierOf(tier).rate_limits, now);
+    const route = request.context.route;
+    const bucket = principal && route?.rateLimit ? route.rateLimit : undefined;
+    const state = await countRequest(caller, tierOf(tier).rate_limits, now, bucket);
     request.context.rateLimit = state;
     return { state, now };
   };
