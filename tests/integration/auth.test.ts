@@ -10,6 +10,7 @@ import { identityKeys } from '#lib/identity/keys';
 import { logger } from '#lib/logger';
 import { me } from '#lib/routes/auth';
 import { call, login, newUser, outboxFor } from '#tests/support/identity';
+import { captureLogs } from '#tests/support/logs';
 
 const registration = (name: string, overrides: Record<string, unknown> = {}) => ({
   username: name,
@@ -148,14 +149,7 @@ describe('POST /auth/login', () => {
 
   it('writes no password, hash or token into its logs', async () => {
     // Prepare
-    logger.setLogLevel('DEBUG');
-    const lines: string[] = [];
-    const capture = (chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    };
-    vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-    vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+    const lines = captureLogs('DEBUG');
     const user = await newUser('quiet');
 
     // Act

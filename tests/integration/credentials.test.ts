@@ -6,6 +6,7 @@ import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { logger } from '#lib/logger';
 import { call, joinOrganization, newUser } from '#tests/support/identity';
+import { captureLogs } from '#tests/support/logs';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -165,14 +166,7 @@ describe('the credential store over its endpoints', () => {
   });
 
   it('never writes a value into a log line', async () => {
-    logger.setLogLevel('DEBUG');
-    const lines: string[] = [];
-    const capture = (chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    };
-    vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-    vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+    const lines = captureLogs('DEBUG');
     const owner = await newUser('silent');
 
     await call(credentials, 'POST', '/credentials', {

@@ -13,6 +13,7 @@ import { logger } from '#lib/logger';
 import { keyManagement } from '#lib/wiring-keys';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
+import { captureLogs } from '#tests/support/logs';
 
 /**
  * The signed inbound webhooks, end to end through the real middleware stack and DynamoDB Local.
@@ -978,14 +979,7 @@ describe('GET /deployments', () => {
 describe('secrets', () => {
   it('never appear in a response or a log line, and refusals log their reason', async () => {
     // Prepare
-    logger.setLogLevel('DEBUG');
-    const lines: string[] = [];
-    const capture = (chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    };
-    vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-    vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+    const lines = captureLogs('DEBUG');
     const push = JSON.stringify(freshPush('git-push-logo'));
     const failed = JSON.stringify(freshDeployEvent('deploy-failed'));
     const chat = JSON.stringify(freshChatMessage());

@@ -8,6 +8,7 @@ import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 import { logger } from '#lib/logger';
 import { bodyOf, context, httpEvent } from '#tests/support/events';
+import { captureLogs } from '#tests/support/logs';
 
 const group = 'example';
 const tags = ['Example'];
@@ -351,14 +352,7 @@ describe('the HTTP stack', () => {
 
   it('answers an unexpected error with a bare 500 and logs it under the trace id', async () => {
     // Prepare
-    logger.setLogLevel('ERROR');
-    const lines: string[] = [];
-    const capture = (chunk: string | Uint8Array) => {
-      lines.push(String(chunk));
-      return true;
-    };
-    vi.spyOn(process.stdout, 'write').mockImplementation(capture);
-    vi.spyOn(process.stderr, 'write').mockImplementation(capture);
+    const lines = captureLogs('ERROR');
 
     // Act
     const response = await call('GET', '/api/broken', { headers: { 'x-trace-id': 'trace-500' } });
