@@ -1,5 +1,4 @@
-import { KMSClient } from '@aws-sdk/client-kms';
-import { kmsKeys } from '#lib/adapters/aws/kms-keys';
+import { kmsClient, kmsKeys } from '#lib/adapters/aws/kms-keys';
 import { fileKeys } from '#lib/adapters/local/file-keys';
 import type { KeyManagement } from '#lib/adapters/ports';
 import { config } from '#lib/config';
@@ -15,7 +14,7 @@ export function keyManagement(): KeyManagement {
   if (!keys) {
     if (config.mode === 'aws') {
       if (!config.kmsKeyId) throw new Error('KMS_KEY_ID is required in aws mode');
-      keys = kmsKeys(new KMSClient({ region: config.region }), config.kmsKeyId);
+      keys = kmsKeys(kmsClient(config.region), config.kmsKeyId);
     } else {
       keys = fileKeys({ dataDir: config.dataDir, masterKey: config.localMasterKey });
     }

@@ -1,4 +1,4 @@
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import type { KeyManagement } from '#lib/adapters/ports';
 
 /**
@@ -26,3 +26,5 @@ export function kmsKeys(client: KMSClient, keyId: string): KeyManagement {
     },
   };
 }
+
+export const kmsClient = (region: string) => new KMSClient({ region });
