@@ -1,6 +1,5 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { table } from '#lib/db/table';
 import { randomBase62 } from '#lib/identity/secrets';
 
 /**
@@ -24,10 +23,7 @@ export const activityKey = (orgId: string, at: string, nonce: string) => ({
 export async function recordActivity(orgId: string, entry: ActivityEntry, now: Date): Promise<void> {
   const at = now.toISOString();
   const nonce = randomBase62(8);
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...activityKey(orgId, at, nonce), id: `${at}#${nonce}`, ...entry, created_at: at },
-    }),
-  );
+  await table.put({
+    Item: { ...activityKey(orgId, at, nonce), id: `${at}#${nonce}`, ...entry, created_at: at },
+  });
 }

@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { recordActivity } from '#lib/activity/activity-log';
 import type { PaymentsProvider } from '#lib/adapters/ports';
 import { billingKeys } from '#lib/billing/keys';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { requirePrincipal } from '#lib/identity/access';
 import { logger } from '#lib/logger';
 import { type ConsumeResult, consume } from '#lib/tokens/ledger';
@@ -29,8 +28,7 @@ export async function topUpIfCrossed(
   const after = consumed.transaction.balance_after;
   if (consumed.duplicate || after === null) return undefined;
   const before = after - consumed.transaction.amount;
-  const config = (await db.send(new GetCommand({ TableName: TABLE, Key: billingKeys.autoTopup(orgId) })))
-    .Item;
+  const config = (await table.get({ Key: billingKeys.autoTopup(orgId) })).Item;
   if (!config?.enabled || typeof config.threshold !== 'number' || typeof config.package_slug !== 'string') {
     return undefined;
   }

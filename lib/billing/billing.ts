@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CheckoutItem, CheckoutSession, PaymentIntent, PaymentsProvider } from '#lib/adapters/ports';
 import {
   findPackage,
@@ -23,8 +22,9 @@ import {
 } from '#lib/billing/usage';
 import type { Tier } from '#lib/config';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
@@ -80,9 +80,7 @@ export interface Subscription {
 }
 
 async function subscriptionItem(orgId: string): Promise<Record<string, unknown> | undefined> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: billingKeys.subscription(orgId), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: billingKeys.subscription(orgId), ConsistentRead: true });
   return result.Item;
 }
 
@@ -169,20 +167,17 @@ async function openCheckout(
     package: item.kind === 'package' ? item.package : null,
   };
   // Remembered for the local checkout page, and as a trace of who started which purchase.
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...billingKeys.checkoutSession(session.id),
-        ...result,
-        org_id: orgId,
-        provider: payments.kind,
-        success_url: successUrl(ctx),
-        created_at: now.toISOString(),
-        expires_at: epochSeconds(now) + SESSION_TTL_SECONDS,
-      },
-    }),
-  );
+  await table.put({
+    Item: {
+      ...billingKeys.checkoutSession(session.id),
+      ...result,
+      org_id: orgId,
+      provider: payments.kind,
+      success_url: successUrl(ctx),
+      created_at: now.toISOString(),
+      expires_at: epochSeconds(now) + SESSION_TTL_SECONDS,
+    },
+  });
   return result;
 }
 
@@ -232,8 +227,7 @@ export async function createPaymentIntent(
   const key = input.idempotency_key ?? randomBase62(24);
   const recordKey = billingKeys.paymentIntent(orgId, sha256(key));
   const earlier = async () => {
-    const found = (await db.send(new GetCommand({ TableName: TABLE, Key: recordKey, ConsistentRead: true })))
-      .Item;
+    const found = (await table.get({ Key: recordKey, ConsistentRead: true })).Item;
     if (!found) return undefined;
     if (found.package_slug !== tokenPackage.slug) {
       throw new ConflictError('This idempotency_key was used for another package');
@@ -257,19 +251,16 @@ export async function createPaymentIntent(
   };
   const now = ctx.clock.now();
   try {
-    await db.send(
-      new PutCommand({
-        TableName: TABLE,
-        Item: {
-          ...recordKey,
-          package_slug: tokenPackage.slug,
-          intent: result,
-          created_at: now.toISOString(),
-          expires_at: epochSeconds(now) + SESSION_TTL_SECONDS,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
+    await table.put({
+      Item: {
+        ...recordKey,
+        package_slug: tokenPackage.slug,
+        intent: result,
+        created_at: now.toISOString(),
+        expires_at: epochSeconds(now) + SESSION_TTL_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    });
     return result;
   } catch (error) {
     if ((error as Error).name !== 'ConditionalCheckFailedException') throw error;
@@ -421,14 +412,11 @@ export async function overview(ctx: RequestContext) {
   let failed = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': 'PAYMENT#' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const page = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': 'PAYMENT#' },
+      ExclusiveStartKey: startKey,
+    });
     for (const item of page.Items ?? []) {
       if (item.status !== 'paid') {
         failed += 1;
@@ -477,7 +465,7 @@ export interface AutoTopup {
 
 export async function getAutoTopup(ctx: RequestContext): Promise<AutoTopup> {
   const { orgId } = requirePrincipal(ctx);
-  const item = (await db.send(new GetCommand({ TableName: TABLE, Key: billingKeys.autoTopup(orgId) }))).Item;
+  const item = (await table.get({ Key: billingKeys.autoTopup(orgId) })).Item;
   return {
     enabled: Boolean(item?.enabled),
     threshold: (item?.threshold as number | undefined) ?? null,
@@ -494,20 +482,16 @@ export async function setAutoTopup(
   const principal = requireOrgRole(ctx, 'admin');
   knownPackage(input.package_slug);
   const now = ctx.clock.now().toISOString();
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...billingKeys.autoTopup(principal.orgId),
-        org_id: principal.orgId,
-        enabled: input.enabled,
-        threshold: input.threshold,
-        package_slug: input.package_slug,
-        updated_at: now,
-        updated_by:
-          principal.userId !== undefined ? `user:${principal.userId}` : `api_key:${principal.keyId}`,
-      },
-    }),
-  );
+  await table.put({
+    Item: {
+      ...billingKeys.autoTopup(principal.orgId),
+      org_id: principal.orgId,
+      enabled: input.enabled,
+      threshold: input.threshold,
+      package_slug: input.package_slug,
+      updated_at: now,
+      updated_by: principal.userId !== undefined ? `user:${principal.userId}` : `api_key:${principal.keyId}`,
+    },
+  });
   return getAutoTopup(ctx);
 }

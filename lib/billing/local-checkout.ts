@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import Stripe from 'stripe';
 import { localCustomerId } from '#lib/adapters/local/local-payments';
 import { findPackage, findTier } from '#lib/billing/catalogue';
 import { billingKeys } from '#lib/billing/keys';
 import { receivePaymentsWebhook } from '#lib/billing/payments-webhook';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
 import type { WebhookReceipt } from '#lib/webhooks-inbound/deliveries';
@@ -28,9 +27,9 @@ interface LocalSession {
 }
 
 async function localSession(sessionId: string): Promise<LocalSession> {
-  const item = (
-    await db.send(new GetCommand({ TableName: TABLE, Key: billingKeys.checkoutSession(sessionId) }))
-  ).Item as LocalSession | undefined;
+  const item = (await table.get({ Key: billingKeys.checkoutSession(sessionId) })).Item as
+    | LocalSession
+    | undefined;
   if (item?.provider !== 'local') throw new NotFoundError('Checkout session not found');
   return item;
 }

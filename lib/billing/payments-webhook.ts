@@ -1,10 +1,10 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import Stripe from 'stripe';
 import { findPackage, findTier } from '#lib/billing/catalogue';
 import { billingKeys, SEEN_EVENT_TTL_SECONDS } from '#lib/billing/keys';
 import type { Tier } from '#lib/config';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { UnauthorizedError } from '#lib/errors';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
@@ -150,12 +150,7 @@ async function orgOf(metadata: Json, customerId: string | undefined): Promise<st
   const fromMetadata = str(metadata.org_id);
   const orgId =
     fromMetadata ??
-    (customerId
-      ? str(
-          (await db.send(new GetCommand({ TableName: TABLE, Key: billingKeys.customer(customerId) }))).Item
-            ?.org_id,
-        )
-      : undefined);
+    (customerId ? str((await table.get({ Key: billingKeys.customer(customerId) })).Item?.org_id) : undefined);
   if (!orgId) return undefined;
   return (await getOrganizationItem(orgId)) ? orgId : undefined;
 }

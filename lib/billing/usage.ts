@@ -1,8 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { findTier, type TierDefinition, tierOf } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
-import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { getOrganizationItem, type OrganizationItem } from '#lib/identity/organizations';
 
@@ -46,15 +45,12 @@ async function countPrefix(orgId: string, prefix: string): Promise<number> {
   let count = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': prefix },
-        Select: 'COUNT',
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const result = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': prefix },
+      Select: 'COUNT',
+      ExclusiveStartKey: startKey,
+    });
     count += result.Count ?? 0;
     startKey = result.LastEvaluatedKey;
   } while (startKey);
@@ -66,22 +62,19 @@ export async function tokensConsumed(orgId: string, period: Period): Promise<num
   let total = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: '#type = :consume',
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: {
-          ':pk': tenantPk(orgId),
-          ':from': `TOKENTX#${period.start}`,
-          ':to': `TOKENTX#${period.end}`,
-          ':consume': 'consume',
-        },
-        ProjectionExpression: 'amount',
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const result = await table.query({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: '#type = :consume',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':pk': tenantPk(orgId),
+        ':from': `TOKENTX#${period.start}`,
+        ':to': `TOKENTX#${period.end}`,
+        ':consume': 'consume',
+      },
+      ProjectionExpression: 'amount',
+      ExclusiveStartKey: startKey,
+    });
     for (const item of result.Items ?? []) total += Math.abs(Number(item.amount) || 0);
     startKey = result.LastEvaluatedKey;
   } while (startKey);

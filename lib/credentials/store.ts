@@ -1,12 +1,10 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { recordActivity } from '#lib/activity/activity-log';
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { Principal, RequestContext } from '#lib/context';
 import { type Envelope, open, seal } from '#lib/credentials/envelope';
-import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { isConditionFailed, table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 
@@ -63,28 +61,25 @@ export async function saveCredential(
   const at = input.now.toISOString();
   // One UpdateItem: creates the credential or replaces its value, keeping its creation time (and its
   // description unless a new one is given). ALL_OLD tells which it was.
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: credentialKey(input.orgId, input.key),
-      UpdateExpression: [
-        'SET #key = :key, envelope = :envelope, updated_at = :at, updated_by = :actor',
-        'created_at = if_not_exists(created_at, :at)',
-        input.description === undefined
-          ? 'description = if_not_exists(description, :none)'
-          : 'description = :description',
-      ].join(', '),
-      ExpressionAttributeNames: { '#key': 'key' },
-      ExpressionAttributeValues: {
-        ':key': input.key,
-        ':envelope': envelope,
-        ':at': at,
-        ':actor': input.actor,
-        ...(input.description === undefined ? { ':none': null } : { ':description': input.description }),
-      },
-      ReturnValues: 'ALL_OLD',
-    }),
-  );
+  const result = await table.update({
+    Key: credentialKey(input.orgId, input.key),
+    UpdateExpression: [
+      'SET #key = :key, envelope = :envelope, updated_at = :at, updated_by = :actor',
+      'created_at = if_not_exists(created_at, :at)',
+      input.description === undefined
+        ? 'description = if_not_exists(description, :none)'
+        : 'description = :description',
+    ].join(', '),
+    ExpressionAttributeNames: { '#key': 'key' },
+    ExpressionAttributeValues: {
+      ':key': input.key,
+      ':envelope': envelope,
+      ':at': at,
+      ':actor': input.actor,
+      ...(input.description === undefined ? { ':none': null } : { ':description': input.description }),
+    },
+    ReturnValues: 'ALL_OLD',
+  });
   const old = result.Attributes as CredentialItem | undefined;
   const item: CredentialItem = {
     ...credentialKey(input.orgId, input.key),
@@ -104,7 +99,7 @@ export async function readCredentialValue(
   orgId: string,
   key: string,
 ): Promise<string | undefined> {
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(orgId, key) }));
+  const found = await table.get({ Key: credentialKey(orgId, key) });
   const item = found.Item as CredentialItem | undefined;
   return item ? open(keys, orgId, key, item.envelope) : undefined;
 }
@@ -130,7 +125,7 @@ export async function getCredential(
   key: string,
 ): Promise<Credential & { value: string }> {
   const principal = requirePrincipal(ctx);
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: credentialKey(principal.orgId, key) }));
+  const found = await table.get({ Key: credentialKey(principal.orgId, key) });
   const item = found.Item as CredentialItem | undefined;
   if (!item) throw new NotFoundError('Credential not found');
   const value = await open(keys, principal.orgId, key, item.envelope);
@@ -165,15 +160,12 @@ export async function putCredential(
 export async function deleteCredential(ctx: RequestContext, key: string): Promise<{ key: string }> {
   const principal = requireOrgRole(ctx, 'admin');
   try {
-    await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: credentialKey(principal.orgId, key),
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    );
+    await table.delete({
+      Key: credentialKey(principal.orgId, key),
+      ConditionExpression: 'attribute_exists(pk)',
+    });
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw new NotFoundError('Credential not found');
+    if (isConditionFailed(error)) throw new NotFoundError('Credential not found');
     throw error;
   }
   return { key };

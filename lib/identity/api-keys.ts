@@ -1,8 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal, RequestContext } from '#lib/context';
 import { getMany } from '#lib/db/batch';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
 import { itemIsNew, transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -191,9 +191,7 @@ async function commit(before: ApiKeyItem, after: ApiKeyItem, now: Date): Promise
 
 /** A key of the organization that is not deleted, read strongly so that its version is current. */
 async function loadKey(orgId: string, keyId: string): Promise<ApiKeyItem> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.apiKey(orgId, keyId), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: identityKeys.apiKey(orgId, keyId), ConsistentRead: true });
   const item = result.Item as ApiKeyItem | undefined;
   if (!item || item.deleted_at) throw keyNotFound();
   return item;

@@ -1,8 +1,7 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '#lib/adapters/ports';
 import type { Principal } from '#lib/context';
 import { getMany } from '#lib/db/batch';
-import { db, TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import type { Authenticator } from '#lib/http/middleware/authenticate';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
@@ -113,9 +112,7 @@ export function bearerAuthenticator(options: AuthenticatorOptions): Authenticato
   }
 
   async function fromApiKey(key: string, event: HttpEvent): Promise<Principal> {
-    const lookup = await db.send(
-      new GetCommand({ TableName: TABLE, Key: identityKeys.apiKeyHash(sha256(key)) }),
-    );
+    const lookup = await table.get({ Key: identityKeys.apiKeyHash(sha256(key)) });
     const item = lookup.Item as ApiKeyLookupItem | undefined;
     const now = options.clock.now();
     if (!item?.active) throw invalid();
@@ -125,9 +122,7 @@ export function bearerAuthenticator(options: AuthenticatorOptions): Authenticato
     if (requested !== undefined && requested !== item.org_id) {
       throw new ForbiddenError('This API key belongs to another organization');
     }
-    const org = await db.send(
-      new GetCommand({ TableName: TABLE, Key: identityKeys.organization(item.org_id) }),
-    );
+    const org = await table.get({ Key: identityKeys.organization(item.org_id) });
     const orgItem = org.Item as OrganizationItem | undefined;
     if (!orgItem || orgItem.deleted_at) throw invalid();
     const capability = capabilityOfScopes(item.scopes);
@@ -158,20 +153,17 @@ export function bearerAuthenticator(options: AuthenticatorOptions): Authenticato
     if (principal.method !== 'api_key' || !principal.keyId) return;
     const now = options.clock.now();
     const at = now.toISOString();
-    await db.send(
-      new PutCommand({
-        TableName: TABLE,
-        Item: {
-          ...identityKeys.apiKeyUse(principal.orgId, principal.keyId, at, randomBase62(6)),
-          key_id: principal.keyId,
-          method: route.method,
-          route: route.path,
-          status,
-          at,
-          expires_at: epochSeconds(now) + USAGE_RETENTION_DAYS * 86_400,
-        },
-      }),
-    );
+    await table.put({
+      Item: {
+        ...identityKeys.apiKeyUse(principal.orgId, principal.keyId, at, randomBase62(6)),
+        key_id: principal.keyId,
+        method: route.method,
+        route: route.path,
+        status,
+        at,
+        expires_at: epochSeconds(now) + USAGE_RETENTION_DAYS * 86_400,
+      },
+    });
   }
 
   return { authenticate, completed };

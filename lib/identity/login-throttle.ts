@@ -1,7 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { getMany } from '#lib/db/batch';
-import { db, TABLE } from '#lib/db/client';
+import { isConditionFailed, table } from '#lib/db/table';
 import { RateLimitedError } from '#lib/errors';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
 
@@ -47,30 +45,24 @@ export async function recordLoginFailure(email: string, ip: string, now: Date): 
 /** Adds one failure to the current window, or starts a new window at one. */
 async function countFailure(key: { pk: string; sk: string }, window: number, ttl: number): Promise<void> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: 'ADD failures :one',
-        ConditionExpression: 'window_start = :w',
-        ExpressionAttributeValues: { ':one': 1, ':w': window },
-      }),
-    );
+    await table.update({
+      Key: key,
+      UpdateExpression: 'ADD failures :one',
+      ConditionExpression: 'window_start = :w',
+      ExpressionAttributeValues: { ':one': 1, ':w': window },
+    });
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isConditionFailed(error)) throw error;
     try {
-      await db.send(
-        new UpdateCommand({
-          TableName: TABLE,
-          Key: key,
-          UpdateExpression: 'SET failures = :one, window_start = :w, expires_at = :ttl',
-          ConditionExpression: 'attribute_not_exists(window_start) OR window_start <> :w',
-          ExpressionAttributeValues: { ':one': 1, ':w': window, ':ttl': ttl },
-        }),
-      );
+      await table.update({
+        Key: key,
+        UpdateExpression: 'SET failures = :one, window_start = :w, expires_at = :ttl',
+        ConditionExpression: 'attribute_not_exists(window_start) OR window_start <> :w',
+        ExpressionAttributeValues: { ':one': 1, ':w': window, ':ttl': ttl },
+      });
     } catch (again) {
       // Another request started this window first: count in it.
-      if (!(again instanceof ConditionalCheckFailedException)) throw again;
+      if (!isConditionFailed(again)) throw again;
       await countFailure(key, window, ttl);
     }
   }

@@ -1,9 +1,9 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal, RequestContext } from '#lib/context';
 import { getMany } from '#lib/db/batch';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
 import { claimUnique, itemExists, itemIsNew, releaseUnique, transact, uniqueKey } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
 import { requirePrincipal, requireUser } from '#lib/identity/access';
@@ -445,22 +445,19 @@ export async function addMember(
 async function anotherOwner(orgId: string, userId: number): Promise<number | undefined> {
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
-        FilterExpression: '#role = :owner AND user_id <> :user',
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: {
-          ':pk': tenantPk(orgId),
-          ':member': 'MEMBER#',
-          ':owner': 'owner',
-          ':user': userId,
-        },
-        ProjectionExpression: 'user_id',
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const result = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      FilterExpression: '#role = :owner AND user_id <> :user',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: {
+        ':pk': tenantPk(orgId),
+        ':member': 'MEMBER#',
+        ':owner': 'owner',
+        ':user': userId,
+      },
+      ProjectionExpression: 'user_id',
+      ExclusiveStartKey: startKey,
+    });
     const found = result.Items?.[0];
     if (found) return Number(found.user_id);
     startKey = result.LastEvaluatedKey;
@@ -483,9 +480,7 @@ async function ownerSuccessionCheck(orgId: string, userId: number) {
 }
 
 async function getMembershipOf(orgId: string, userId: number): Promise<MembershipItem> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.membership(orgId, userId), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: identityKeys.membership(orgId, userId), ConsistentRead: true });
   if (!result.Item) throw memberNotFound();
   return result.Item as MembershipItem;
 }
@@ -623,9 +618,7 @@ export async function createInvite(
   requireRole(access, 'admin', 'invite members');
   const existingUser = await userIdByEmail(input.email);
   if (existingUser !== undefined) {
-    const membership = await db.send(
-      new GetCommand({ TableName: TABLE, Key: identityKeys.membership(orgId, existingUser) }),
-    );
+    const membership = await table.get({ Key: identityKeys.membership(orgId, existingUser) });
     if (membership.Item) {
       throw new ConflictError('This address belongs to a member already', [
         { path: 'body.email', message: 'is already a member' },
@@ -745,7 +738,7 @@ export async function acceptInviteForUser(
   userId: number,
 ): Promise<AcceptedInvite> {
   const tokenKey = identityKeys.inviteToken(sha256(token));
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: tokenKey, ConsistentRead: true }));
+  const found = await table.get({ Key: tokenKey, ConsistentRead: true });
   const item = found.Item as InviteTokenItem | undefined;
   const now = ctx.clock.now().toISOString();
   // TTL removes expired items lazily, so an item that is still there may be past its time.

@@ -1,8 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { SIGNUP_BONUS_TOKENS } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
 import { config } from '#lib/config';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { claimUnique } from '#lib/db/transactions';
 import { identityKeys, UNIQUE_ORG_SLUG } from '#lib/identity/keys';
 import type { OrgRole } from '#lib/identity/roles';
@@ -126,14 +126,12 @@ export function organizationItems(input: {
 }
 
 export async function getOrganizationItem(orgId: string): Promise<OrganizationItem | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: identityKeys.organization(orgId) }));
+  const result = await table.get({ Key: identityKeys.organization(orgId) });
   const item = result.Item as OrganizationItem | undefined;
   return item && !item.deleted_at ? item : undefined;
 }
 
 export async function getMembership(orgId: string, userId: number): Promise<MembershipItem | undefined> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.membership(orgId, userId) }),
-  );
+  const result = await table.get({ Key: identityKeys.membership(orgId, userId) });
   return result.Item as MembershipItem | undefined;
 }

@@ -1,6 +1,5 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { identityKeys } from '#lib/identity/keys';
 import { acceptInviteForUser } from '#lib/identity/organization-admin';
@@ -34,9 +33,7 @@ export async function register(
 }
 
 async function assertInviteUsable(ctx: RequestContext, code: string): Promise<void> {
-  const found = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.inviteToken(sha256(code)), ConsistentRead: true }),
-  );
+  const found = await table.get({ Key: identityKeys.inviteToken(sha256(code)), ConsistentRead: true });
   const validUntil = found.Item?.valid_until as string | undefined;
   if (!validUntil || validUntil <= ctx.clock.now().toISOString()) throw inviteUnusable();
 }

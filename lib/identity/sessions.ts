@@ -1,7 +1,5 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { isConditionFailed, table } from '#lib/db/table';
 import { UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
 import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tokens';
@@ -92,12 +90,9 @@ async function startSession(
     used: false,
     expires_at: epochSeconds(now) + REFRESH_TOKEN_DAYS * 86_400,
   };
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...identityKeys.refreshToken(sha256(refreshToken)), ...item },
-    }),
-  );
+  await table.put({
+    Item: { ...identityKeys.refreshToken(sha256(refreshToken)), ...item },
+  });
   return {
     token: access.token,
     refresh_token: refreshToken,
@@ -115,26 +110,21 @@ export async function refresh(
 ): Promise<Session> {
   const now = ctx.clock.now();
   const key = identityKeys.refreshToken(sha256(refreshToken));
-  const found = await db.send(new GetCommand({ TableName: TABLE, Key: key }));
+  const found = await table.get({ Key: key });
   const item = found.Item as RefreshItem | undefined;
   if (!item || item.expires_at <= epochSeconds(now)) throw invalidRefresh();
-  const family = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.refreshFamily(item.family_id) }),
-  );
+  const family = await table.get({ Key: identityKeys.refreshFamily(item.family_id) });
   if (family.Item?.revoked) throw invalidRefresh();
   try {
     // Spend the token: exactly one exchange can win, even when two race.
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: key,
-        UpdateExpression: 'SET used = :true',
-        ConditionExpression: 'used = :false',
-        ExpressionAttributeValues: { ':true': true, ':false': false },
-      }),
-    );
+    await table.update({
+      Key: key,
+      UpdateExpression: 'SET used = :true',
+      ConditionExpression: 'used = :false',
+      ExpressionAttributeValues: { ':true': true, ':false': false },
+    });
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isConditionFailed(error)) throw error;
     await revokeFamily(item.family_id, item.expires_at);
     throw invalidRefresh();
   }
@@ -148,12 +138,9 @@ export async function refresh(
 const invalidRefresh = () => new UnauthorizedError('Invalid or expired refresh token');
 
 async function revokeFamily(familyId: string, expiresAt: number): Promise<void> {
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: { ...identityKeys.refreshFamily(familyId), revoked: true, expires_at: expiresAt },
-    }),
-  );
+  await table.put({
+    Item: { ...identityKeys.refreshFamily(familyId), revoked: true, expires_at: expiresAt },
+  });
 }
 
 /**
@@ -168,12 +155,9 @@ export async function logout(
   if (allDevices) {
     await bumpTokenVersion(principal.userId);
   } else if (principal.tokenId) {
-    await db.send(
-      new PutCommand({
-        TableName: TABLE,
-        Item: { ...identityKeys.revokedToken(principal.tokenId), expires_at: principal.tokenExpiresAt },
-      }),
-    );
+    await table.put({
+      Item: { ...identityKeys.revokedToken(principal.tokenId), expires_at: principal.tokenExpiresAt },
+    });
   }
   return { success: true, all_devices: allDevices };
 }
@@ -192,16 +176,13 @@ export async function forgotPassword(
   if (!user) return answer;
   const token = randomToken(32);
   const now = ctx.clock.now();
-  await db.send(
-    new PutCommand({
-      TableName: TABLE,
-      Item: {
-        ...identityKeys.passwordReset(sha256(token)),
-        user_id: user.id,
-        expires_at: epochSeconds(now) + RESET_TOKEN_MINUTES * 60,
-      },
-    }),
-  );
+  await table.put({
+    Item: {
+      ...identityKeys.passwordReset(sha256(token)),
+      user_id: user.id,
+      expires_at: epochSeconds(now) + RESET_TOKEN_MINUTES * 60,
+    },
+  });
   await ctx.email.send({
     to: user.email,
     subject: 'Reset your password',
@@ -224,36 +205,30 @@ export async function resetPassword(
   const key = identityKeys.passwordReset(sha256(token));
   let userId: number;
   try {
-    const spent = await db.send(
-      new DeleteCommand({
-        TableName: TABLE,
-        Key: key,
-        ConditionExpression: 'attribute_exists(pk) AND expires_at > :now',
-        ExpressionAttributeValues: { ':now': epochSeconds(now) },
-        ReturnValues: 'ALL_OLD',
-      }),
-    );
+    const spent = await table.delete({
+      Key: key,
+      ConditionExpression: 'attribute_exists(pk) AND expires_at > :now',
+      ExpressionAttributeValues: { ':now': epochSeconds(now) },
+      ReturnValues: 'ALL_OLD',
+    });
     userId = Number(spent.Attributes?.user_id);
   } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isConditionFailed(error)) throw error;
     throw new ValidationError('The reset token is invalid or expired', [
       { path: 'body.token', message: 'is invalid or expired' },
     ]);
   }
   const passwordHash = await hashPassword(password);
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: identityKeys.user(userId),
-        UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD token_version :one',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeValues: { ':hash': passwordHash, ':now': now.toISOString(), ':one': 1 },
-      }),
-    );
+    await table.update({
+      Key: identityKeys.user(userId),
+      UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD token_version :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':hash': passwordHash, ':now': now.toISOString(), ':one': 1 },
+    });
   } catch (error) {
     // The account was erased after the token was sent.
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (!isConditionFailed(error)) throw error;
     throw new ValidationError('The reset token is invalid or expired', [
       { path: 'body.token', message: 'is invalid or expired' },
     ]);

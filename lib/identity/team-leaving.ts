@@ -1,6 +1,6 @@
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { type QueryResult, table } from '#lib/db/table';
 import { itemExists, type TransactItem } from '#lib/db/transactions';
 import { identityKeys } from '#lib/identity/keys';
 
@@ -13,16 +13,13 @@ export async function teamLeavingWrites(orgId: string, userId: number): Promise<
   const writes: TransactItem[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page: QueryCommandOutput = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
-        FilterExpression: 'user_id = :user',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':member': 'TEAMMEMBER#', ':user': userId },
-        ProjectionExpression: 'pk, sk, team_id',
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const page: QueryResult = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      FilterExpression: 'user_id = :user',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':member': 'TEAMMEMBER#', ':user': userId },
+      ProjectionExpression: 'pk, sk, team_id',
+      ExclusiveStartKey: startKey,
+    });
     for (const member of page.Items ?? []) {
       writes.push(
         { Delete: { TableName: TABLE, Key: { pk: member.pk, sk: member.sk } } },

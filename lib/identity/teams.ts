@@ -1,10 +1,9 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal, RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { isConditionFailed, table } from '#lib/db/table';
 import { itemExists, itemIsNew, transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal, requireUser } from '#lib/identity/access';
@@ -174,9 +173,7 @@ const EVERYTHING: PageRequest = { limit: Number.POSITIVE_INFINITY, offset: 0 };
 const TRANSACTION_LIMIT = 100;
 
 async function getTeamItem(orgId: string, teamId: number): Promise<TeamItem | undefined> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: identityKeys.team(orgId, teamId), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: identityKeys.team(orgId, teamId), ConsistentRead: true });
   return result.Item as TeamItem | undefined;
 }
 
@@ -192,13 +189,10 @@ async function getTeamMemberItem(
   teamId: number,
   userId: number,
 ): Promise<TeamMemberItem | undefined> {
-  const result = await db.send(
-    new GetCommand({
-      TableName: TABLE,
-      Key: identityKeys.teamMember(orgId, teamId, userId),
-      ConsistentRead: true,
-    }),
-  );
+  const result = await table.get({
+    Key: identityKeys.teamMember(orgId, teamId, userId),
+    ConsistentRead: true,
+  });
   return result.Item as TeamMemberItem | undefined;
 }
 
@@ -359,20 +353,17 @@ export async function updateTeam(ctx: RequestContext, teamId: number, changes: T
     values[':description'] = changes.description;
   }
   try {
-    const result = await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: identityKeys.team(principal.orgId, teamId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: teamLive,
-        ...(changes.name !== undefined ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
-        ExpressionAttributeValues: values,
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const result = await table.update({
+      Key: identityKeys.team(principal.orgId, teamId),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: teamLive,
+      ...(changes.name !== undefined ? { ExpressionAttributeNames: { '#name': 'name' } } : {}),
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    });
     return toTeam(result.Attributes as TeamItem);
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw teamNotFound();
+    if (isConditionFailed(error)) throw teamNotFound();
     throw error;
   }
 }
@@ -391,17 +382,14 @@ export async function deleteTeam(ctx: RequestContext, teamId: number): Promise<{
   requireOrgRole(ctx, 'admin');
   if (!team.deleting_at) {
     try {
-      await db.send(
-        new UpdateCommand({
-          TableName: TABLE,
-          Key: identityKeys.team(orgId, teamId),
-          UpdateExpression: 'SET deleting_at = :now',
-          ConditionExpression: itemExists,
-          ExpressionAttributeValues: { ':now': ctx.clock.now().toISOString() },
-        }),
-      );
+      await table.update({
+        Key: identityKeys.team(orgId, teamId),
+        UpdateExpression: 'SET deleting_at = :now',
+        ConditionExpression: itemExists,
+        ExpressionAttributeValues: { ':now': ctx.clock.now().toISOString() },
+      });
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) throw teamNotFound();
+      if (isConditionFailed(error)) throw teamNotFound();
       throw error;
     }
   }
@@ -662,22 +650,17 @@ export async function acceptTeamInvite(
   const now = ctx.clock.now();
   const nowSeconds = epochSeconds(now);
   const tokenHash = sha256(token);
-  const found = await db.send(
-    new GetCommand({ TableName: TABLE, Key: teamKeys.inviteToken(tokenHash), ConsistentRead: true }),
-  );
+  const found = await table.get({ Key: teamKeys.inviteToken(tokenHash), ConsistentRead: true });
   const lookup = found.Item as InviteTokenItem | undefined;
   if (!lookup || lookup.expires_at <= nowSeconds) throw inviteNotFound();
   const { org_id: orgId, team_id: teamId, invite_id: inviteId } = lookup;
   const [membership, team, inviteResult] = await Promise.all([
     getMembership(orgId, principal.userId),
     getTeamItem(orgId, teamId),
-    db.send(
-      new GetCommand({
-        TableName: TABLE,
-        Key: identityKeys.teamInvite(orgId, teamId, inviteId),
-        ConsistentRead: true,
-      }),
-    ),
+    table.get({
+      Key: identityKeys.teamInvite(orgId, teamId, inviteId),
+      ConsistentRead: true,
+    }),
   ]);
   const invite = inviteResult.Item as TeamInviteItem | undefined;
   if (!membership || !team || team.deleting_at || !invite || invite.status !== 'pending') {

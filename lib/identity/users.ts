@@ -1,9 +1,9 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RequestContext } from '#lib/context';
 import { getMany } from '#lib/db/batch';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
 import { claimUnique, itemExists, releaseUnique, transact, uniqueKey } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
@@ -134,13 +134,13 @@ export async function registerUser(
 class SlugRetry extends Error {}
 
 export async function getUserItem(userId: number): Promise<UserItem | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: identityKeys.user(userId) }));
+  const result = await table.get({ Key: identityKeys.user(userId) });
   return result.Item as UserItem | undefined;
 }
 
 /** The user id registered under an email address (the email guard names its owner). */
 export async function userIdByEmail(email: string): Promise<number | undefined> {
-  const result = await db.send(new GetCommand({ TableName: TABLE, Key: uniqueKey(UNIQUE_EMAIL, email) }));
+  const result = await table.get({ Key: uniqueKey(UNIQUE_EMAIL, email) });
   return result.Item ? Number(result.Item.owner) : undefined;
 }
 
@@ -187,13 +187,10 @@ export async function getVisibleUser(ctx: RequestContext, userId: number): Promi
   const user = await getUserItem(userId);
   if (!user) throw new NotFoundError('User not found');
   if (principal.isInstanceAdmin || principal.userId === userId) return user;
-  const membership = await db.send(
-    new GetCommand({
-      TableName: TABLE,
-      Key: identityKeys.membership(principal.orgId, userId),
-      ProjectionExpression: 'pk',
-    }),
-  );
+  const membership = await table.get({
+    Key: identityKeys.membership(principal.orgId, userId),
+    ProjectionExpression: 'pk',
+  });
   if (!membership.Item) throw new NotFoundError('User not found');
   return user;
 }
@@ -282,15 +279,12 @@ export async function deleteOwnAccount(ctx: RequestContext): Promise<{ id: numbe
  * request re-reads it.
  */
 async function eraseUser(user: UserItem): Promise<void> {
-  const memberships = await db.send(
-    new QueryCommand({
-      TableName: TABLE,
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': identityKeys.membershipByUser(user.id, '').gsi1pk },
-      ProjectionExpression: 'pk, sk, org_id',
-    }),
-  );
+  const memberships = await table.query({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': identityKeys.membershipByUser(user.id, '').gsi1pk },
+    ProjectionExpression: 'pk, sk, org_id',
+  });
   const teamWrites = await Promise.all(
     (memberships.Items ?? []).map((membership) => teamLeavingWrites(membership.org_id as string, user.id)),
   );
@@ -343,13 +337,10 @@ async function eraseUser(user: UserItem): Promise<void> {
 
 /** Invalidates every access and refresh token of the user ("log out everywhere", password reset). */
 export async function bumpTokenVersion(userId: number): Promise<void> {
-  await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: identityKeys.user(userId),
-      UpdateExpression: 'ADD token_version :one',
-      ConditionExpression: itemExists,
-      ExpressionAttributeValues: { ':one': 1 },
-    }),
-  );
+  await table.update({
+    Key: identityKeys.user(userId),
+    UpdateExpression: 'ADD token_version :one',
+    ConditionExpression: itemExists,
+    ExpressionAttributeValues: { ':one': 1 },
+  });
 }

@@ -1,10 +1,9 @@
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { recordActivity } from '#lib/activity/activity-log';
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import { actorOf, saveCredential } from '#lib/credentials/store';
-import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { type QueryResult, table } from '#lib/db/table';
 import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import {
@@ -31,16 +30,13 @@ async function storedCredentials(orgId: string): Promise<Map<string, string>> {
   const stored = new Map<string, string>();
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page: QueryCommandOutput = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :cred)',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':cred': 'CRED#' },
-        ProjectionExpression: '#key, updated_at',
-        ExpressionAttributeNames: { '#key': 'key' },
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const page: QueryResult = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :cred)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':cred': 'CRED#' },
+      ProjectionExpression: '#key, updated_at',
+      ExpressionAttributeNames: { '#key': 'key' },
+      ExclusiveStartKey: startKey,
+    });
     for (const item of page.Items ?? []) stored.set(item.key as string, item.updated_at as string);
     startKey = page.LastEvaluatedKey;
   } while (startKey);

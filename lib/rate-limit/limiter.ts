@@ -1,5 +1,4 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client';
+import { table } from '#lib/db/table';
 
 /**
  * Fixed minute and hour windows counted in ONE DynamoDB item per caller and hour: a single
@@ -46,19 +45,16 @@ export async function countRequest(
   const hourStart = seconds - (seconds % 3600);
   const minuteStart = seconds - (seconds % 60);
   const minuteOfHour = Math.floor((seconds - hourStart) / 60);
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: rateKey(caller, hourStart),
-      UpdateExpression: `ADD hour_count :one, #minute :one${bucket ? ', #bucket :one' : ''} SET expires_at = :ttl`,
-      ExpressionAttributeNames: {
-        '#minute': `m${minuteOfHour}`,
-        ...(bucket ? { '#bucket': `${bucket.name}_m${minuteOfHour}` } : {}),
-      },
-      ExpressionAttributeValues: { ':one': 1, ':ttl': hourStart + 7200 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
+  const result = await table.update({
+    Key: rateKey(caller, hourStart),
+    UpdateExpression: `ADD hour_count :one, #minute :one${bucket ? ', #bucket :one' : ''} SET expires_at = :ttl`,
+    ExpressionAttributeNames: {
+      '#minute': `m${minuteOfHour}`,
+      ...(bucket ? { '#bucket': `${bucket.name}_m${minuteOfHour}` } : {}),
+    },
+    ExpressionAttributeValues: { ':one': 1, ':ttl': hourStart + 7200 },
+    ReturnValues: 'UPDATED_NEW',
+  });
   const attributes = result.Attributes ?? {};
   return {
     minute: {

@@ -1,8 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { Principal, RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
+import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -157,9 +157,7 @@ export interface Balance {
 
 /** The organization's balance; 0 when it never had a ledger change. Strongly consistent. */
 export async function getBalance(orgId: string): Promise<Balance> {
-  const found = await db.send(
-    new GetCommand({ TableName: TABLE, Key: balanceKey(orgId), ConsistentRead: true }),
-  );
+  const found = await table.get({ Key: balanceKey(orgId), ConsistentRead: true });
   const item = found.Item as BalanceItem | undefined;
   return { balance: item?.balance ?? 0, organization_id: orgId, updated_at: item?.updated_at ?? null };
 }
@@ -264,18 +262,13 @@ export async function consume(
 
 /** The result of the consume that first used `referenceId`, or undefined when there was none. */
 async function earlierResult(orgId: string, referenceId: string): Promise<ConsumeResult | undefined> {
-  const guard = await db.send(
-    new GetCommand({ TableName: TABLE, Key: referenceKey(orgId, referenceId), ConsistentRead: true }),
-  );
+  const guard = await table.get({ Key: referenceKey(orgId, referenceId), ConsistentRead: true });
   const reference = guard.Item as ReferenceItem | undefined;
   if (!reference) return undefined;
-  const found = await db.send(
-    new GetCommand({
-      TableName: TABLE,
-      Key: { pk: tenantPk(orgId), sk: reference.entry_sk },
-      ConsistentRead: true,
-    }),
-  );
+  const found = await table.get({
+    Key: { pk: tenantPk(orgId), sk: reference.entry_sk },
+    ConsistentRead: true,
+  });
   const entry = toEntry(found.Item as EntryItem);
   // The first result: the balance right after that change, not the balance now.
   return {

@@ -1,7 +1,6 @@
-import { QueryCommand, type QueryCommandOutput } from '@aws-sdk/lib-dynamodb';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
+import { type QueryResult, table } from '#lib/db/table';
 import { getUsersByIds } from '#lib/identity/users';
 import { logger } from '#lib/logger';
 
@@ -15,22 +14,19 @@ export async function ownerAndAdminIds(orgId: string): Promise<number[]> {
   const ids: number[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page: QueryCommandOutput = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
-        FilterExpression: '#role IN (:owner, :admin)',
-        ProjectionExpression: 'user_id',
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: {
-          ':pk': tenantPk(orgId),
-          ':member': 'MEMBER#',
-          ':owner': 'owner',
-          ':admin': 'admin',
-        },
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const page: QueryResult = await table.query({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      FilterExpression: '#role IN (:owner, :admin)',
+      ProjectionExpression: 'user_id',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: {
+        ':pk': tenantPk(orgId),
+        ':member': 'MEMBER#',
+        ':owner': 'owner',
+        ':admin': 'admin',
+      },
+      ExclusiveStartKey: startKey,
+    });
     for (const item of page.Items ?? []) ids.push(Number(item.user_id));
     startKey = page.LastEvaluatedKey;
   } while (startKey);

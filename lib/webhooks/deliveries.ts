@@ -1,10 +1,8 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { RequestContext } from '#lib/context';
-import { db, TABLE } from '#lib/db/client';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { isConditionFailed, table } from '#lib/db/table';
 import { itemIsNew } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -104,7 +102,7 @@ const conditionFailed = async (write: Promise<unknown>): Promise<boolean> => {
     await write;
     return false;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return true;
+    if (isConditionFailed(error)) return true;
     throw error;
   }
 };
@@ -133,14 +131,12 @@ export async function createDelivery(input: {
     updated_at: at,
     expires_at: Math.floor(input.now.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86_400,
   };
-  await db.send(new PutCommand({ TableName: TABLE, Item: item, ConditionExpression: itemIsNew }));
+  await table.put({ Item: item, ConditionExpression: itemIsNew });
   return item;
 }
 
 export async function getDeliveryItem(orgId: string, id: string): Promise<DeliveryItem | undefined> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: deliveryKeys.byId(orgId, id), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: deliveryKeys.byId(orgId, id), ConsistentRead: true });
   return result.Item as DeliveryItem | undefined;
 }
 
@@ -179,21 +175,18 @@ export async function claimAttempt(
   leaseMs: number,
 ): Promise<boolean> {
   const failed = await conditionFailed(
-    db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: deliveryKeys.byId(orgId, id),
-        UpdateExpression: 'SET claim_expires_at = :until',
-        ConditionExpression: [stillPending, atAttempt, unclaimed].join(' AND '),
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':pending': 'pending',
-          ':previous': attempt - 1,
-          ':nowMs': now.getTime(),
-          ':until': now.getTime() + leaseMs,
-        },
-      }),
-    ),
+    table.update({
+      Key: deliveryKeys.byId(orgId, id),
+      UpdateExpression: 'SET claim_expires_at = :until',
+      ConditionExpression: [stillPending, atAttempt, unclaimed].join(' AND '),
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'pending',
+        ':previous': attempt - 1,
+        ':nowMs': now.getTime(),
+        ':until': now.getTime() + leaseMs,
+      },
+    }),
   );
   return !failed;
 }
@@ -212,27 +205,24 @@ export async function recordAttempt(input: {
   now: Date;
 }): Promise<boolean> {
   const failed = await conditionFailed(
-    db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: deliveryKeys.byId(input.orgId, input.id),
-        UpdateExpression: [
-          'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :status',
-          'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at',
-        ].join(', '),
-        ConditionExpression: [stillPending, atAttempt].join(' AND '),
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':pending': 'pending',
-          ':previous': input.attempt - 1,
-          ':count': input.attempt,
-          ':attempt': [input.result],
-          ':status': input.status,
-          ':next': input.nextAttemptAt,
-          ':at': input.now.toISOString(),
-        },
-      }),
-    ),
+    table.update({
+      Key: deliveryKeys.byId(input.orgId, input.id),
+      UpdateExpression: [
+        'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :status',
+        'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at',
+      ].join(', '),
+      ConditionExpression: [stillPending, atAttempt].join(' AND '),
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'pending',
+        ':previous': input.attempt - 1,
+        ':count': input.attempt,
+        ':attempt': [input.result],
+        ':status': input.status,
+        ':next': input.nextAttemptAt,
+        ':at': input.now.toISOString(),
+      },
+    }),
   );
   return !failed;
 }
@@ -240,15 +230,12 @@ export async function recordAttempt(input: {
 /** Notes that the message for `attempt` is on the queue, so that a redelivered message does not send it again. */
 export async function markQueued(orgId: string, id: string, attempt: number): Promise<void> {
   await conditionFailed(
-    db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: deliveryKeys.byId(orgId, id),
-        UpdateExpression: 'SET queued_attempt = :attempt',
-        ConditionExpression: `attribute_exists(pk) AND ${notYetQueued}`,
-        ExpressionAttributeValues: { ':attempt': attempt },
-      }),
-    ),
+    table.update({
+      Key: deliveryKeys.byId(orgId, id),
+      UpdateExpression: 'SET queued_attempt = :attempt',
+      ConditionExpression: `attribute_exists(pk) AND ${notYetQueued}`,
+      ExpressionAttributeValues: { ':attempt': attempt },
+    }),
   );
 }
 

@@ -1,12 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { recordActivity } from '#lib/activity/activity-log';
 import type { Clock, KeyManagement } from '#lib/adapters/ports';
 import type { Principal, RequestContext } from '#lib/context';
 import { actorOf, readCredentialValue, saveCredential } from '#lib/credentials/store';
-import { db, TABLE } from '#lib/db/client';
 import { type TableKey, tenantPk } from '#lib/db/keys';
+import { isConditionFailed, table } from '#lib/db/table';
 import { type ErrorDetail, ForbiddenError, ServiceUnavailableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/event-types';
@@ -60,9 +58,7 @@ export interface TenantConfigWriteDeps extends TenantConfigDeps {
 }
 
 async function getConfigItem(orgId: string): Promise<TenantConfigItem | undefined> {
-  const result = await db.send(
-    new GetCommand({ TableName: TABLE, Key: tenantConfigKey(orgId), ConsistentRead: true }),
-  );
+  const result = await table.get({ Key: tenantConfigKey(orgId), ConsistentRead: true });
   return result.Item as TenantConfigItem | undefined;
 }
 
@@ -107,22 +103,19 @@ const SECRET_WAIT_MS = 100;
  */
 async function claimSecretCreation(orgId: string, now: Date): Promise<boolean> {
   try {
-    await db.send(
-      new UpdateCommand({
-        TableName: TABLE,
-        Key: tenantConfigKey(orgId),
-        UpdateExpression: 'SET secret_claim_until = :until, created_at = if_not_exists(created_at, :at)',
-        ConditionExpression: 'attribute_not_exists(secret_claim_until) OR secret_claim_until < :nowMs',
-        ExpressionAttributeValues: {
-          ':until': now.getTime() + SECRET_CLAIM_MS,
-          ':nowMs': now.getTime(),
-          ':at': now.toISOString(),
-        },
-      }),
-    );
+    await table.update({
+      Key: tenantConfigKey(orgId),
+      UpdateExpression: 'SET secret_claim_until = :until, created_at = if_not_exists(created_at, :at)',
+      ConditionExpression: 'attribute_not_exists(secret_claim_until) OR secret_claim_until < :nowMs',
+      ExpressionAttributeValues: {
+        ':until': now.getTime() + SECRET_CLAIM_MS,
+        ':nowMs': now.getTime(),
+        ':at': now.toISOString(),
+      },
+    });
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
+    if (isConditionFailed(error)) return false;
     throw error;
   }
 }
@@ -218,16 +211,13 @@ export async function updateTenantConfig(
       sets.push(`#hook${index} = :hook${index}`);
     }
   }
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: tenantConfigKey(principal.orgId),
-      UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-      ...(changes.length > 0 ? { ExpressionAttributeNames: names } : {}),
-      ExpressionAttributeValues: values,
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  const result = await table.update({
+    Key: tenantConfigKey(principal.orgId),
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ...(changes.length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ExpressionAttributeValues: values,
+    ReturnValues: 'ALL_NEW',
+  });
   await recordActivity(
     principal.orgId,
     {
@@ -267,16 +257,13 @@ export async function rotateSigningSecret(
     actor: actorOf(principal),
     now,
   });
-  const result = await db.send(
-    new UpdateCommand({
-      TableName: TABLE,
-      Key: tenantConfigKey(principal.orgId),
-      UpdateExpression:
-        'SET updated_at = :at, updated_by = :actor, secret_rotated_at = :at, created_at = if_not_exists(created_at, :at)',
-      ExpressionAttributeValues: { ':at': now.toISOString(), ':actor': actorOf(principal) },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  const result = await table.update({
+    Key: tenantConfigKey(principal.orgId),
+    UpdateExpression:
+      'SET updated_at = :at, updated_by = :actor, secret_rotated_at = :at, created_at = if_not_exists(created_at, :at)',
+    ExpressionAttributeValues: { ':at': now.toISOString(), ':actor': actorOf(principal) },
+    ReturnValues: 'ALL_NEW',
+  });
   await recordActivity(
     principal.orgId,
     {
