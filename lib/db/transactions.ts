@@ -34,10 +34,15 @@ export function releaseUnique(scope: string, value: string): TransactItem {
   return { Delete: { TableName: TABLE, Key: uniqueKey(scope, value) } };
 }
 
+/** How often a transaction cancelled by a colliding one (not by a condition) is sent again. */
+const COLLISION_RETRIES = 3;
+
 /**
  * Runs a `TransactWriteItems` (all items land or none do). When a condition fails, the reason at each
  * index is looked up in `conflicts` and thrown as that domain error, so a duplicate slug becomes a 409
- * right here instead of a 500 further up.
+ * right here instead of a 500 further up. A transaction that collided with another one in flight on the
+ * same items (a product's task counts, say) changed nothing, so it is sent again after a short random
+ * pause, a few times, before the caller hears 409.
  *
  * @example
  * await transact([claimUnique('product-slug#o1', slug, id), { Put: { TableName: TABLE, Item } }],
@@ -47,21 +52,23 @@ export async function transact(
   items: TransactItem[],
   conflicts: Record<number, () => Error> = {},
 ): Promise<void> {
-  try {
-    await db.send(new TransactWriteCommand({ TransactItems: items }));
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await db.send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       for (const [index, reason] of reasons.entries()) {
         if (reason.Code !== 'ConditionalCheckFailed') continue;
         const toError = conflicts[index];
         throw toError ? toError() : new ConflictError('The record was changed by another request; try again');
       }
-      // DynamoDB cancels a transaction that collides with another one in flight on the same items.
-      if (reasons.some((reason) => reason.Code === 'TransactionConflict')) {
+      if (!reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;
+      if (attempt >= COLLISION_RETRIES) {
         throw new ConflictError('Another request changed these records at the same moment; try again');
       }
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * 2 ** attempt));
     }
-    throw error;
   }
 }
