@@ -78,14 +78,24 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
     for (const resolve of done) resolve();
   };
 
+  const makeVisible = (message: Message) => {
+    const list = ready.get(message.queue) ?? [];
+    list.push(message);
+    ready.set(message.queue, list);
+    scheduleFlush(message.queue);
+  };
+
   const makeVisibleAfter = (message: Message, delayMs: number) => {
     outstanding += 1;
+    // Without a delay there is no timer: messages sent in one turn of the event loop share a batch
+    // even when the clock ticks between them (timers due in different milliseconds may not).
+    if (delayMs <= 0) {
+      makeVisible(message);
+      return;
+    }
     const timer = setTimeout(() => {
       timers.delete(timer);
-      const list = ready.get(message.queue) ?? [];
-      list.push(message);
-      ready.set(message.queue, list);
-      scheduleFlush(message.queue);
+      makeVisible(message);
     }, delayMs);
     // A pending retry must not keep a process alive that has nothing else to do.
     timer.unref();
