@@ -1,5 +1,8 @@
+import type { Principal } from '#lib/context';
+import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
+import type { TransactItem } from '#lib/db/transactions';
 import { randomBase62 } from '#lib/identity/secrets';
 
 /**
@@ -20,10 +23,34 @@ export const activityKey = (orgId: string, at: string, nonce: string) => ({
   sk: `ACTIVITY#${at}#${nonce}`,
 });
 
-export async function recordActivity(orgId: string, entry: ActivityEntry, now: Date): Promise<void> {
+/**
+ * The actor of a request: a user acts as `user` (`user:<id>`), an API key as `api_key`
+ * (`api_key:<keyId>`), even when a user created the key, so the log names the credential that acted.
+ */
+export function activityActor(principal: Principal): Pick<ActivityEntry, 'actor_type' | 'actor_id'> {
+  if (principal.method === 'api_key') {
+    return { actor_type: 'api_key', actor_id: `api_key:${principal.keyId ?? 'unknown'}` };
+  }
+  return { actor_type: 'user', actor_id: `user:${principal.userId}` };
+}
+
+function activityItem(orgId: string, entry: ActivityEntry, now: Date) {
   const at = now.toISOString();
   const nonce = randomBase62(8);
-  await table.put({
-    Item: { ...activityKey(orgId, at, nonce), id: `${at}#${nonce}`, ...entry, created_at: at },
-  });
+  return { ...activityKey(orgId, at, nonce), id: `${at}#${nonce}`, ...entry, created_at: at };
+}
+
+/**
+ * The entry as a write for the transaction that makes the change it records, so that the log holds
+ * exactly the changes that happened.
+ *
+ * @example
+ * await transact([productPut, activityWrite(orgId, { ...activityActor(principal), action: 'product.created' }, now)]);
+ */
+export function activityWrite(orgId: string, entry: ActivityEntry, now: Date): TransactItem {
+  return { Put: { TableName: TABLE, Item: activityItem(orgId, entry, now) } };
+}
+
+export async function recordActivity(orgId: string, entry: ActivityEntry, now: Date): Promise<void> {
+  await table.put({ Item: activityItem(orgId, entry, now) });
 }

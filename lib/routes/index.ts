@@ -7,6 +7,7 @@ import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
 import * as organizations from '#lib/routes/organizations';
+import * as products from '#lib/routes/products';
 import * as service from '#lib/routes/service';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
@@ -38,4 +39,5 @@ export const allRoutes: RouteDef[] = [
   tenantConfig,
   tokens,
   billing,
+  products,
 ].flatMap((module) => routesOf(module));

@@ -1,9 +1,9 @@
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
 import type { TransactItem } from '#lib/db/transactions';
 import { ValidationError } from '#lib/errors';
-import { randomBase62, sha256 } from '#lib/identity/secrets';
+import { sha256 } from '#lib/identity/secrets';
+import { queueJob } from '#lib/jobs/jobs';
 import { logger } from '#lib/logger';
 import {
   receipt,
@@ -15,7 +15,7 @@ import { runConfiguredDeployPipeline } from '#lib/webhooks-inbound/deploy-pipeli
 import { newDeploymentWrite } from '#lib/webhooks-inbound/deployments';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks-inbound/payloads';
 import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks-inbound/verification';
-import { SAFE_ID, webhookKeys } from '#lib/webhooks-inbound/webhook-keys';
+import { SAFE_ID } from '#lib/webhooks-inbound/webhook-keys';
 
 /**
  * POST /webhooks/git: push events of the source-code host. A push to the repository's default branch
@@ -148,34 +148,24 @@ function planPush(
 
   const logos = changedLogoFiles(push);
   if (logos.length > 0) {
-    const jobId = `job_${randomBase62(16)}`;
-    const at = now.toISOString();
-    writes.push({
-      Put: {
-        TableName: TABLE,
-        Item: {
-          ...webhookKeys.job(orgId, jobId),
-          id: jobId,
-          type: 'brand-assets',
-          status: 'queued',
-          // The job queue is a later issue; its workers will claim jobs in this shape.
-          payload: {
-            repository,
-            commit_sha: commitSha,
-            files: logos.slice(0, MAX_JOB_FILES),
-            file_count: logos.length,
-          },
-          idempotency_key: `git:${deliveryId}`,
-          attempts: 0,
-          created_at: at,
-          updated_at: at,
+    const job = queueJob(
+      orgId,
+      {
+        type: 'brand-assets',
+        payload: {
+          repository,
+          commit_sha: commitSha,
+          files: logos.slice(0, MAX_JOB_FILES),
+          file_count: logos.length,
         },
-        ConditionExpression: 'attribute_not_exists(pk)',
+        idempotencyKey: `git:${deliveryId}`,
       },
-    });
+      now,
+    );
+    writes.push(job.write);
     actions.push({
       type: 'job.queued',
-      id: jobId,
+      id: job.id,
       status: 'queued',
       detail: `brand-assets: ${logos.length} logo file(s) changed`,
     });

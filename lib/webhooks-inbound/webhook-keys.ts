@@ -9,8 +9,9 @@ import { tenantPk } from '#lib/db/keys';
  * | accepted payload (redacted) | `T#<org>` | `WEBHOOKEVENT#<source>#<time>#<id>` | TTL 90 days |
  * | deployment | `T#<org>` | `DEPLOYMENT#<id>` | gsi1: `T#<org>#DEPLOYMENTS` / `<created>#<id>` (newest first) |
  * | alert | `T#<org>` | `ALERT#<time>#<id>` | |
- * | job (brand assets) | `T#<org>` | `JOB#<id>` | |
  * | support request | `T#<org>` | `SUPPORT#<id>` | |
+ *
+ * Jobs the webhooks queue (brand assets) are written by lib/jobs/jobs.ts (`JOB#<id>`).
  */
 export type WebhookSource = 'git' | 'deploy' | 'chat';
 
@@ -35,7 +36,6 @@ export const webhookKeys = {
     pk: tenantPk(orgId),
     sk: `ALERT#${at}#${alertId}`,
   }),
-  job: (orgId: string, jobId: string) => ({ pk: tenantPk(orgId), sk: `JOB#${jobId}` }),
   supportRequest: (orgId: string, requestId: string) => ({ pk: tenantPk(orgId), sk: `SUPPORT#${requestId}` }),
 };
 
