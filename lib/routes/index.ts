@@ -9,6 +9,7 @@ import * as integrations from '#lib/routes/integrations';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
 import * as service from '#lib/routes/service';
+import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
 import * as tokens from '#lib/routes/tokens';
@@ -39,5 +40,6 @@ export const allRoutes: RouteDef[] = [
   tenantConfig,
   tokens,
   billing,
+  tasks,
   products,
 ].flatMap((module) => routesOf(module));

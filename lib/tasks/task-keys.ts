@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { pad, type TableKey, tenantPk } from '#lib/db/keys';
+import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
+
+/**
+ * Where tasks live in the table (search postings: lib/tasks/search-index.ts).
+ *
+ * | record | pk | sk | indexes |
+ * |---|---|---|---|
+ * | task | `T#<org>` | `TASK#<id>` | gsi1 by status: `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2, todo only, by assignee: `T#<org>#TODO#<assignee>` / `<priority>#<id>` |
+ * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | the reverse of a dependent's `depends_on`, for `blocking.blocks` |
+ * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of the folded title>` | held while the task is open: the duplicate check |
+ * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
+ *
+ * Both index sort keys begin with the priority, so `next` is the first item of a Query.
+ */
+export const taskKeys = {
+  byId: (orgId: string, id: number): TableKey => ({ pk: tenantPk(orgId), sk: `TASK#${pad(id)}` }),
+  prefix: 'TASK#',
+  counter: 'tasks',
+  count: (orgId: string): TableKey => ({ pk: tenantPk(orgId), sk: 'TASKCOUNT' }),
+  byStatusPk: (orgId: string, status: TaskStatus): string => `${tenantPk(orgId)}#TASKS#${status}`,
+  todoByAssigneePk: (orgId: string, assigneeKey: string): string => `${tenantPk(orgId)}#TODO#${assigneeKey}`,
+  indexSort: (priority: TaskPriority, id: number): string => `${priority}#${pad(id)}`,
+  dependent: (orgId: string, id: number, dependentId: number): TableKey => ({
+    pk: tenantPk(orgId),
+    sk: `TASKBLOCKS#${pad(id)}#${pad(dependentId)}`,
+  }),
+  dependentsPrefix: (id: number): string => `TASKBLOCKS#${pad(id)}#`,
+  openTitle: (orgId: string, productId: number | null, titleKey: string): TableKey => ({
+    pk: tenantPk(orgId),
+    sk: `TASKTITLE#${productId ?? 0}#${createHash('sha256').update(titleKey).digest('hex')}`,
+  }),
+};
+
+/** The todo index's partition for tasks without an assignee. */
+export const UNASSIGNED = '-';
+
+/** Titles compare ignoring case and runs of white space. */
+export const titleKey = (title: string): string => title.trim().replace(/\s+/g, ' ').toLowerCase();
+
+/** Assignees compare ignoring case. */
+export const assigneeKey = (assignee: string | null): string =>
+  assignee ? assignee.trim().toLowerCase() : UNASSIGNED;
+
+export interface TaskFields {
+  title: string;
+  description: string | null;
+  status: TaskStatus;
+  priority: TaskPriority;
+  assignee: string | null;
+  product_id: number | null;
+  product_slug: string | null;
+  category: string | null;
+  tags: string | null;
+  type: string | null;
+  estimated_minutes: number | null;
+  due_date: string | null;
+  resolution: string | null;
+  max_duration_seconds: number | null;
+  depends_on: number[];
+}
+
+export interface TaskItem extends TaskFields {
+  pk: string;
+  sk: string;
+  gsi1pk: string;
+  gsi1sk: string;
+  gsi2pk?: string;
+  gsi2sk?: string;
+  id: number;
+  /** Raised by every write; each write is conditional on the one it read. */
+  version: number;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+  created_by: string;
+}
+
+/** The index attributes that follow from a task's fields. */
+export function taskIndexes(orgId: string, id: number, fields: TaskFields) {
+  const sort = taskKeys.indexSort(fields.priority, id);
+  return {
+    gsi1pk: taskKeys.byStatusPk(orgId, fields.status),
+    gsi1sk: sort,
+    ...(fields.status === 'todo'
+      ? { gsi2pk: taskKeys.todoByAssigneePk(orgId, assigneeKey(fields.assignee)), gsi2sk: sort }
+      : {}),
+  };
+}
+
+export interface Task {
+  id: number;
+  title: string;
+  description: string | null;
+  status: TaskStatus;
+  priority: TaskPriority;
+  assignee: string | null;
+  product: string | null;
+  product_id: number | null;
+  category: string | null;
+  tags: string | null;
+  type: string | null;
+  estimated_minutes: number | null;
+  due_date: string | null;
+  resolution: string | null;
+  max_duration_seconds: number | null;
+  depends_on: number[];
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toTask = (item: TaskItem): Task => ({
+  id: item.id,
+  title: item.title,
+  description: item.description ?? null,
+  status: item.status,
+  priority: item.priority,
+  assignee: item.assignee ?? null,
+  product: item.product_slug ?? null,
+  product_id: item.product_id ?? null,
+  category: item.category ?? null,
+  tags: item.tags ?? null,
+  type: item.type ?? null,
+  estimated_minutes: item.estimated_minutes ?? null,
+  due_date: item.due_date ?? null,
+  resolution: item.resolution ?? null,
+  max_duration_seconds: item.max_duration_seconds ?? null,
+  depends_on: [...(item.depends_on ?? [])].sort((a, b) => a - b),
+  completed_at: item.completed_at ?? null,
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+});
+
+/** The public API's view: the same record, with `assigned_to` for assignee. */
+export const toPublicTask = (task: Task) => ({ ...task, assigned_to: task.assignee });

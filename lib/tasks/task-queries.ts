@@ -1,0 +1,216 @@
+import type { Principal, RequestContext } from '#lib/context';
+import { getMany } from '#lib/db/batch';
+import { tenantPk } from '#lib/db/keys';
+import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
+import { ValidationError } from '#lib/errors';
+import { requirePrincipal } from '#lib/identity/access';
+import { hasOpenDependency } from '#lib/tasks/dependencies';
+import { matchesSearch, searchCandidates, words } from '#lib/tasks/search-index';
+import { assigneeKey, type Task, type TaskItem, taskKeys, toTask } from '#lib/tasks/task-keys';
+import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
+
+/**
+ * The read side of tasks: lists with filters, full-text search and `next`. Each list reads only what
+ * its filters select, by the cheapest route:
+ *
+ * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
+ * - `status`: one Query of the status index per status asked for;
+ * - otherwise the task collection itself, newest first.
+ *
+ * Totals are exact, so a list reads every task that passes its key-level selection; the remaining
+ * filters (assignee, priority, product, type) are applied to those.
+ */
+export interface TaskFilter {
+  statuses?: TaskStatus[];
+  q?: string;
+  /** A name, already resolved from `me`. */
+  assignee?: string;
+  priorities?: TaskPriority[];
+  productSlug?: string;
+  productId?: number;
+  type?: string;
+}
+
+const newestFirst = (a: TaskItem, b: TaskItem) => b.id - a.id;
+
+function keeps(filter: TaskFilter, queryWords: string[] | undefined) {
+  const assignee = filter.assignee === undefined ? undefined : assigneeKey(filter.assignee);
+  const type = filter.type?.toLowerCase();
+  return (item: TaskItem): boolean =>
+    (filter.statuses === undefined || filter.statuses.includes(item.status)) &&
+    (assignee === undefined || assigneeKey(item.assignee ?? null) === assignee) &&
+    (filter.priorities === undefined || filter.priorities.includes(item.priority)) &&
+    (filter.productSlug === undefined || item.product_slug === filter.productSlug) &&
+    (filter.productId === undefined || item.product_id === filter.productId) &&
+    (type === undefined || (item.type ?? '').toLowerCase() === type) &&
+    (queryWords === undefined || matchesSearch(queryWords, item));
+}
+
+/** The words of `q`, or a 400 when it has none (only punctuation, say). */
+export function searchWords(q: string, path = 'query.q'): string[] {
+  const found = [...new Set(words(q))];
+  if (found.length === 0) {
+    const message = 'q has no words to search for (words are letters and digits)';
+    throw new ValidationError(message, [{ path, message }]);
+  }
+  return found;
+}
+
+export async function listTaskItems(
+  orgId: string,
+  filter: TaskFilter,
+  page: PageRequest,
+): Promise<Page<TaskItem>> {
+  const queryWords = filter.q === undefined ? undefined : searchWords(filter.q);
+  const keep = keeps(filter, queryWords);
+  if (queryWords) {
+    const candidates = await searchCandidates(orgId, queryWords);
+    const items = await getMany<TaskItem>([...candidates].map((id) => taskKeys.byId(orgId, id)));
+    return window(
+      items.filter((item): item is TaskItem => item !== undefined && keep(item)),
+      page,
+    );
+  }
+  if (filter.statuses) {
+    const perStatus = await Promise.all(
+      [...new Set(filter.statuses)].map((status) => byStatus(orgId, status)),
+    );
+    return window(perStatus.flat().filter(keep), page);
+  }
+  const unfiltered = Object.values(filter).every((value) => value === undefined);
+  if (unfiltered) return newestTasks(orgId, page);
+  return queryPage<TaskItem>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
+      ScanIndexForward: false,
+    },
+    page,
+    keep,
+  );
+}
+
+/**
+ * The unfiltered list: the total from the organization's task count, and only the tasks up to the end
+ * of the page from the collection, newest first.
+ */
+async function newestTasks(orgId: string, page: PageRequest): Promise<Page<TaskItem>> {
+  const wanted = page.offset + page.limit;
+  const items: TaskItem[] = [];
+  const reading = async () => {
+    let startKey: Record<string, unknown> | undefined;
+    while (items.length < wanted) {
+      const result = await table.query({
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
+        ScanIndexForward: false,
+        Limit: wanted - items.length,
+        ExclusiveStartKey: startKey,
+      });
+      items.push(...((result.Items ?? []) as TaskItem[]));
+      startKey = result.LastEvaluatedKey;
+      if (!startKey) break;
+    }
+  };
+  const [count] = await Promise.all([table.get({ Key: taskKeys.count(orgId) }), reading()]);
+  return { items: items.slice(page.offset, wanted), total: Number(count.Item?.total ?? 0) };
+}
+
+function window(items: TaskItem[], page: PageRequest): Page<TaskItem> {
+  items.sort(newestFirst);
+  return { items: items.slice(page.offset, page.offset + page.limit), total: items.length };
+}
+
+async function byStatus(orgId: string, status: TaskStatus): Promise<TaskItem[]> {
+  const items: TaskItem[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.query({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
+      ExclusiveStartKey: startKey,
+    });
+    items.push(...((result.Items ?? []) as TaskItem[]));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}
+
+/** Candidates are read this many at a time, in priority order, until one is not held up. */
+const NEXT_BATCH = 25;
+
+/**
+ * The highest-priority `todo` task (P0 first, then the oldest) of `assignee` (of anybody when
+ * absent) whose dependencies are all done or cancelled; undefined when there is none. Reads the todo
+ * index in order, so the usual answer costs one Query.
+ */
+export async function nextTaskItem(
+  orgId: string,
+  filter: { assignee?: string; productSlug?: string },
+): Promise<TaskItem | undefined> {
+  const byAssignee = filter.assignee !== undefined;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.query({
+      IndexName: byAssignee ? 'gsi2' : 'gsi1',
+      KeyConditionExpression: byAssignee ? 'gsi2pk = :pk' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: {
+        ':pk': byAssignee
+          ? taskKeys.todoByAssigneePk(orgId, assigneeKey(filter.assignee ?? null))
+          : taskKeys.byStatusPk(orgId, 'todo'),
+      },
+      ScanIndexForward: true,
+      Limit: NEXT_BATCH,
+      ExclusiveStartKey: startKey,
+    });
+    for (const item of (result.Items ?? []) as TaskItem[]) {
+      if (filter.productSlug !== undefined && item.product_slug !== filter.productSlug) continue;
+      if (!(await hasOpenDependency(orgId, item.depends_on ?? []))) return item;
+    }
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return undefined;
+}
+
+/** `assignee=me` is the caller's username; an API key with no user behind it has none (400). */
+export function resolveAssignee(principal: Principal, assignee: string | undefined, path: string) {
+  if (assignee?.toLowerCase() !== 'me') return assignee;
+  if (!principal.username) {
+    const message = 'assignee=me needs a user; this API key has no user behind it';
+    throw new ValidationError(message, [{ path, message }]);
+  }
+  return principal.username;
+}
+
+export interface ListRequest extends TaskFilter {
+  next?: boolean;
+}
+
+/**
+ * GET /tasks and GET /v1/public/tasks. `next` answers a page of at most one task (`limit` 1).
+ *
+ * @example
+ * const { items, total, limit } = await listTasks(ctx, { statuses: ['todo'], q: 'deploy' }, { limit: 50, offset: 0 });
+ */
+export async function listTasks(
+  ctx: RequestContext,
+  request: ListRequest,
+  page: PageRequest,
+  assigneePath = 'query.assignee',
+): Promise<Page<Task> & PageRequest> {
+  const principal = requirePrincipal(ctx);
+  const { next, ...rest } = request;
+  const filter: TaskFilter = { ...rest, assignee: resolveAssignee(principal, rest.assignee, assigneePath) };
+  if (next) {
+    if (request.statuses !== undefined || request.q !== undefined) {
+      const message = 'next=true picks a todo task; it cannot be combined with status or q';
+      throw new ValidationError(message, [{ path: 'query.next', message }]);
+    }
+    const item = await nextTaskItem(principal.orgId, filter);
+    return { items: item ? [toTask(item)] : [], total: item ? 1 : 0, limit: 1, offset: 0 };
+  }
+  const found = await listTaskItems(principal.orgId, filter, page);
+  return { items: found.items.map(toTask), total: found.total, ...page };
+}
