@@ -336,18 +336,16 @@ async function updateOnce(
   const now = ctx.clock.now();
   const at = now.toISOString();
   const completes = status === 'done' && before.status !== 'done';
+  // The todo index holds only todo tasks: a task leaving todo takes its index keys with it.
+  const { gsi2pk: _leavesTodo, gsi2sk: _leavesTodoSort, ...kept } = before;
   const after: TaskItem = {
-    ...before,
+    ...kept,
     ...fields,
     ...taskIndexes(orgId, id, fields),
     version: before.version + 1,
     completed_at: completes ? at : (before.completed_at ?? null),
     updated_at: at,
   };
-  if (!after.gsi2pk) {
-    delete after.gsi2pk;
-    delete after.gsi2sk;
-  }
 
   const writes: TransactItem[] = [
     {

@@ -3,14 +3,22 @@ import { handler as apiKeys } from '#functions/http/api-keys';
 import { handler as products } from '#functions/http/products';
 import { handler as tasks, tasksHandler } from '#functions/http/tasks';
 import { fixedClock } from '#lib/adapters/system-clock';
+import { type CallResult, call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 import {
-  type CallOptions,
-  type CallResult,
-  call,
-  joinOrganization,
-  newUser,
-  type TestUser,
-} from '#tests/support/identity';
+  as,
+  createProduct,
+  createTask,
+  ISO_TIME,
+  idsOf,
+  invalid,
+  listTasks,
+  moveTask,
+  notFound,
+  patchTask,
+  type TaskRecord,
+  type TaskStatus,
+  taskRecord,
+} from '#tests/support/tasks';
 
 /**
  * The operational tasks API (`/tasks`) against DynamoDB Local: records and defaults, duplicates,
@@ -27,86 +35,7 @@ beforeAll(async () => {
   await newUser('instanceadmin');
 });
 
-type Status = 'todo' | 'in_progress' | 'review' | 'done' | 'blocked' | 'cancelled';
-
-interface TaskRecord {
-  id: number;
-  title: string;
-  status: Status;
-  depends_on: number[];
-  completed_at: string | null;
-  created_at: string;
-  updated_at: string;
-  [field: string]: unknown;
-}
-
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
-
-/** A task as the API shows it: the defaults of a bare create, overridden by `fields`. */
-const taskRecord = (fields: Record<string, unknown>) => ({
-  id: expect.any(Number),
-  title: expect.any(String),
-  description: null,
-  status: 'todo',
-  priority: 'P2',
-  assignee: null,
-  product: null,
-  product_id: null,
-  category: null,
-  tags: null,
-  type: null,
-  estimated_minutes: null,
-  due_date: null,
-  resolution: null,
-  max_duration_seconds: null,
-  depends_on: [],
-  completed_at: null,
-  created_at: expect.stringMatching(ISO_TIME),
-  updated_at: expect.stringMatching(ISO_TIME),
-  ...fields,
-});
-
-const invalid = (path: string) => ({
-  error: {
-    code: 'VALIDATION_ERROR',
-    message: expect.any(String),
-    details: [{ path, message: expect.any(String) }],
-  },
-});
-
-const notFound = { error: { code: 'NOT_FOUND', message: expect.any(String), details: [] } };
-
-async function createTask(user: TestUser, body: Record<string, unknown>, options: CallOptions = {}) {
-  const response = await call(tasks, 'POST', '/tasks', { ...as(user, options), body });
-  if (response.status !== 201) throw new Error(`create task failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as TaskRecord;
-}
-
-async function createProduct(user: TestUser, name: string) {
-  const response = await call(products, 'POST', '/products', as(user, { body: { name } }));
-  if (response.status !== 201) throw new Error(`create product failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as { id: number; slug: string };
-}
-
-const patchTask = (user: TestUser, id: number | string, body: Record<string, unknown>) =>
-  call(tasks, 'PATCH', `/tasks/${id}`, as(user, { body }));
-
 const getTask = (user: TestUser, id: number | string) => call(tasks, 'GET', `/tasks/${id}`, as(user));
-
-const listTasks = (user: TestUser, query: Record<string, string> = {}) =>
-  call(tasks, 'GET', '/tasks', as(user, { query }));
-
-/** Moves a task through `statuses` in order, failing on the first refusal; answers the last record. */
-async function moveTask(user: TestUser, id: number, ...statuses: Status[]): Promise<TaskRecord> {
-  let last: CallResult | undefined;
-  for (const status of statuses) {
-    last = await patchTask(user, id, { status });
-    if (last.status !== 200) throw new Error(`move to ${status} failed: ${JSON.stringify(last.body)}`);
-  }
-  return last?.body.data as TaskRecord;
-}
 
 const adminKeys = new Map<string, string>();
 
@@ -130,9 +59,11 @@ async function adminKey(user: TestUser): Promise<string> {
 const deleteTask = async (user: TestUser, id: number | string) =>
   call(tasks, 'DELETE', `/tasks/${id}`, { token: await adminKey(user) });
 
-const idsOf = (response: CallResult): number[] => response.body.data.map((task: { id: number }) => task.id);
-
-const ref = (task: TaskRecord, status: Status = task.status) => ({ id: task.id, title: task.title, status });
+const ref = (task: TaskRecord, status: TaskStatus = task.status) => ({
+  id: task.id,
+  title: task.title,
+  status,
+});
 
 describe('POST /tasks', () => {
   it('creates a todo P2 task with nulls for every field not given', async () => {
@@ -533,7 +464,7 @@ describe('PATCH /tasks/{id}', () => {
     expect(todoAgain.body).toEqual({ data: todo });
   });
 
-  const transitions: Record<Status, Status[]> = {
+  const transitions: Record<TaskStatus, TaskStatus[]> = {
     todo: ['in_progress', 'blocked', 'cancelled'],
     in_progress: ['todo', 'review', 'done', 'blocked', 'cancelled'],
     review: ['in_progress', 'done', 'blocked', 'cancelled'],
@@ -541,7 +472,7 @@ describe('PATCH /tasks/{id}', () => {
     done: ['todo', 'in_progress'],
     cancelled: ['todo'],
   };
-  const statuses = Object.keys(transitions) as Status[];
+  const statuses = Object.keys(transitions) as TaskStatus[];
 
   it.each(statuses)('follows the transition table from %s', async (from) => {
     // Prepare: one task in state `from` per target state.
@@ -1021,6 +952,25 @@ describe('GET /tasks?next=true', () => {
     // Assess
     expect(idsOf(before)).toEqual([dropped.id]);
     expect(idsOf(after)).toEqual([waiting.id]);
+  });
+
+  it('passes over a task once it leaves todo, for one assignee and for all, and takes it back on return', async () => {
+    // Prepare
+    const owner = await newUser('owner');
+    const started = await createTask(owner, { title: 'Started later', assignee: 'dana', priority: 'P0' });
+    const waiting = await createTask(owner, { title: 'Still todo', assignee: 'dana', priority: 'P2' });
+
+    // Act
+    await moveTask(owner, started.id, 'in_progress');
+    const forDana = await listTasks(owner, { next: 'true', assignee: 'dana' });
+    const forAnyone = await listTasks(owner, { next: 'true' });
+    await moveTask(owner, started.id, 'todo');
+    const afterReturn = await listTasks(owner, { next: 'true', assignee: 'dana' });
+
+    // Assess
+    expect(idsOf(forDana)).toEqual([waiting.id]);
+    expect(idsOf(forAnyone)).toEqual([waiting.id]);
+    expect(idsOf(afterReturn)).toEqual([started.id]);
   });
 
   it('answers 400 when next=true is combined with status or q', async () => {
