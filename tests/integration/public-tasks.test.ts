@@ -6,7 +6,22 @@ import { handler as tenantConfig } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
 import { useMessageQueue } from '#lib/wiring-queue';
-import { type CallOptions, type CallResult, call, newUser, type TestUser } from '#tests/support/identity';
+import { call, newUser, type TestUser } from '#tests/support/identity';
+import {
+  as,
+  createProduct,
+  createPublicTask,
+  createTask,
+  ISO_TIME,
+  idsOf,
+  invalid,
+  listPublicTasks,
+  moveTask,
+  notFound,
+  patchPublicTask,
+  patchTask,
+  publicTaskRecord,
+} from '#tests/support/tasks';
 import { type Receiver, startReceiver, verifyStandardWebhook } from '#tests/support/webhook-receiver';
 
 /**
@@ -56,96 +71,7 @@ async function ownerWithWebhook(url: string): Promise<{ owner: TestUser; secret:
   return { owner, secret: response.body.data.signing_secret };
 }
 
-interface TaskRecord {
-  id: number;
-  title: string;
-  status: string;
-  assignee: string | null;
-  completed_at: string | null;
-  created_at: string;
-  updated_at: string;
-  [field: string]: unknown;
-}
-
-const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
-
-const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
-
-/** A public task record: the defaults of a bare create, overridden by `fields`. */
-const publicRecord = (fields: Record<string, unknown>) => ({
-  id: expect.any(Number),
-  title: expect.any(String),
-  description: null,
-  status: 'todo',
-  priority: 'P2',
-  assignee: null,
-  assigned_to: null,
-  product: null,
-  product_id: null,
-  category: null,
-  tags: null,
-  type: null,
-  estimated_minutes: null,
-  due_date: null,
-  resolution: null,
-  max_duration_seconds: null,
-  depends_on: [],
-  completed_at: null,
-  created_at: expect.stringMatching(ISO_TIME),
-  updated_at: expect.stringMatching(ISO_TIME),
-  ...fields,
-});
-
 const noBlocking = { blocked_by: [], blocks: [], is_blocked: false };
-
-const invalid = (path: string) => ({
-  error: {
-    code: 'VALIDATION_ERROR',
-    message: expect.any(String),
-    details: [{ path, message: expect.any(String) }],
-  },
-});
-
-const notFound = { error: { code: 'NOT_FOUND', message: expect.any(String), details: [] } };
-
-async function createPublic(user: TestUser, body: Record<string, unknown>) {
-  const response = await call(tasks, 'POST', '/v1/public/tasks', as(user, { body }));
-  if (response.status !== 201) throw new Error(`create task failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as TaskRecord;
-}
-
-async function createOperational(user: TestUser, body: Record<string, unknown>) {
-  const response = await call(tasks, 'POST', '/tasks', as(user, { body }));
-  if (response.status !== 201) throw new Error(`create task failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as TaskRecord;
-}
-
-async function createProduct(user: TestUser, name: string) {
-  const response = await call(products, 'POST', '/products', as(user, { body: { name } }));
-  if (response.status !== 201) throw new Error(`create product failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as { id: number; slug: string };
-}
-
-const patchPublic = (user: TestUser, id: number | string, body: Record<string, unknown>) =>
-  call(tasks, 'PATCH', `/v1/public/tasks/${id}`, as(user, { body }));
-
-const patchOperational = (user: TestUser, id: number, body: Record<string, unknown>) =>
-  call(tasks, 'PATCH', `/tasks/${id}`, as(user, { body }));
-
-const listPublic = (user: TestUser, query: Record<string, string> = {}) =>
-  call(tasks, 'GET', '/v1/public/tasks', as(user, { query }));
-
-/** Moves a task through `statuses` on the operational API, failing on the first refusal. */
-async function moveTask(user: TestUser, id: number, ...statuses: string[]): Promise<TaskRecord> {
-  let last: CallResult | undefined;
-  for (const status of statuses) {
-    last = await patchOperational(user, id, { status });
-    if (last.status !== 200) throw new Error(`move to ${status} failed: ${JSON.stringify(last.body)}`);
-  }
-  return last?.body.data as TaskRecord;
-}
-
-const idsOf = (response: CallResult): number[] => response.body.data.map((task: { id: number }) => task.id);
 
 const eventBody = (webhook: { body: string }) => JSON.parse(webhook.body);
 
@@ -153,7 +79,7 @@ describe('one task, two APIs', () => {
   it('serves a task created on /tasks on /v1/public/tasks with the same id, adding assigned_to', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const task = await createOperational(owner, {
+    const task = await createTask(owner, {
       title: 'Triage the inbox',
       assignee: 'Alice',
       type: 'chore',
@@ -161,7 +87,7 @@ describe('one task, two APIs', () => {
 
     // Act
     const fetched = await call(tasks, 'GET', `/v1/public/tasks/${task.id}`, as(owner));
-    const listed = await listPublic(owner);
+    const listed = await listPublicTasks(owner);
 
     // Assess
     expect(fetched.status).toBe(200);
@@ -175,7 +101,7 @@ describe('one task, two APIs', () => {
   it('serves a task created on /v1/public/tasks on /tasks, with assigned_to as its assignee', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const task = await createPublic(owner, { title: 'Answer the survey', assigned_to: 'bob' });
+    const task = await createPublicTask(owner, { title: 'Answer the survey', assigned_to: 'bob' });
 
     // Act
     const fetched = await call(tasks, 'GET', `/tasks/${task.id}`, as(owner));
@@ -203,14 +129,14 @@ describe('POST /v1/public/tasks', () => {
 
     // Assess
     expect(response.status).toBe(201);
-    expect(response.body).toEqual({ data: publicRecord({ title: 'Say hello' }) });
+    expect(response.body).toEqual({ data: publicTaskRecord({ title: 'Say hello' }) });
   });
 
   it('stores every public field, naming the product by id', async () => {
     // Prepare
     const owner = await newUser('owner');
     const product = await createProduct(owner, 'Agent Desk');
-    const dependency = await createPublic(owner, { title: 'Collect logs' });
+    const dependency = await createPublicTask(owner, { title: 'Collect logs' });
 
     // Act
     const response = await call(
@@ -236,7 +162,7 @@ describe('POST /v1/public/tasks', () => {
     // Assess
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
-      data: publicRecord({
+      data: publicTaskRecord({
         title: 'Summarize the logs',
         description: 'Last 24 hours',
         type: 'analysis',
@@ -265,7 +191,7 @@ describe('POST /v1/public/tasks', () => {
       '/v1/public/tasks',
       as(owner, { body: { title: 'Orphan', product_id: 77 } }),
     );
-    const list = await listPublic(owner);
+    const list = await listPublicTasks(owner);
 
     // Assess
     expect(noTitle.status).toBe(400);
@@ -279,7 +205,7 @@ describe('POST /v1/public/tasks', () => {
     // Prepare
     const owner = await newUser('owner');
     const product = await createProduct(owner, 'Agent Desk');
-    const first = await createOperational(owner, { title: 'Rotate keys', product_slug: product.slug });
+    const first = await createTask(owner, { title: 'Rotate keys', product_slug: product.slug });
 
     // Act
     const duplicate = await call(
@@ -313,10 +239,10 @@ describe('PATCH /v1/public/tasks/{id}', () => {
     // Prepare
     const owner = await newUser('owner');
     const product = await createProduct(owner, 'Agent Desk');
-    const task = await createPublic(owner, { title: 'Draft', description: 'first pass', priority: 'P3' });
+    const task = await createPublicTask(owner, { title: 'Draft', description: 'first pass', priority: 'P3' });
 
     // Act
-    const response = await patchPublic(owner, task.id, {
+    const response = await patchPublicTask(owner, task.id, {
       title: 'Draft the release notes',
       type: 'writing',
       priority: 'P1',
@@ -331,7 +257,7 @@ describe('PATCH /v1/public/tasks/{id}', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      data: publicRecord({
+      data: publicTaskRecord({
         id: task.id,
         title: 'Draft the release notes',
         description: 'first pass',
@@ -354,10 +280,14 @@ describe('PATCH /v1/public/tasks/{id}', () => {
     // Prepare
     const owner = await newUser('owner');
     const product = await createProduct(owner, 'Agent Desk');
-    const task = await createPublic(owner, { title: 'Tidy up', assigned_to: 'bot', product_id: product.id });
+    const task = await createPublicTask(owner, {
+      title: 'Tidy up',
+      assigned_to: 'bot',
+      product_id: product.id,
+    });
 
     // Act
-    const response = await patchPublic(owner, task.id, {
+    const response = await patchPublicTask(owner, task.id, {
       product_id: null,
       assigned_to: null,
       description: null,
@@ -378,12 +308,12 @@ describe('PATCH /v1/public/tasks/{id}', () => {
   it('answers 404 for an unknown task, 400 for a malformed id and 409 for a refused transition', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const task = await createPublic(owner, { title: 'Not started' });
+    const task = await createPublicTask(owner, { title: 'Not started' });
 
     // Act
-    const unknown = await patchPublic(owner, 999, { title: 'x' });
-    const malformed = await patchPublic(owner, 'abc', { title: 'x' });
-    const refused = await patchPublic(owner, task.id, { status: 'done' });
+    const unknown = await patchPublicTask(owner, 999, { title: 'x' });
+    const malformed = await patchPublicTask(owner, 'abc', { title: 'x' });
+    const refused = await patchPublicTask(owner, task.id, { status: 'done' });
 
     // Assess
     expect(unknown.status).toBe(404);
@@ -403,25 +333,25 @@ describe('GET /v1/public/tasks', () => {
     // Prepare
     const owner = await newUser('owner');
     const product = await createProduct(owner, 'Agent Desk');
-    const summary = await createPublic(owner, {
+    const summary = await createPublicTask(owner, {
       title: 'Summarize incidents',
       type: 'analysis',
       priority: 'P1',
       assigned_to: 'Summarizer',
       product_id: product.id,
     });
-    const deploy = await createPublic(owner, {
+    const deploy = await createPublicTask(owner, {
       title: 'Deploy the agent',
       type: 'ops',
       status: 'in_progress',
       priority: 'P0',
     });
-    const report = await createPublic(owner, {
+    const report = await createPublicTask(owner, {
       title: 'Weekly report',
       type: 'analysis',
       assigned_to: 'summarizer',
     });
-    const old = await createPublic(owner, {
+    const old = await createPublicTask(owner, {
       title: 'Old summary',
       type: 'analysis',
       status: 'archived',
@@ -429,14 +359,14 @@ describe('GET /v1/public/tasks', () => {
     });
 
     // Act
-    const open = await listPublic(owner, { status: 'todo,in_progress' });
-    const archived = await listPublic(owner, { status: 'archived' });
-    const search = await listPublic(owner, { q: 'summ' });
-    const assigned = await listPublic(owner, { assigned_to: 'SUMMARIZER' });
-    const priority = await listPublic(owner, { priority: 'P1' });
-    const type = await listPublic(owner, { type: 'analysis' });
-    const inProduct = await listPublic(owner, { product_id: String(product.id) });
-    const combined = await listPublic(owner, {
+    const open = await listPublicTasks(owner, { status: 'todo,in_progress' });
+    const archived = await listPublicTasks(owner, { status: 'archived' });
+    const search = await listPublicTasks(owner, { q: 'summ' });
+    const assigned = await listPublicTasks(owner, { assigned_to: 'SUMMARIZER' });
+    const priority = await listPublicTasks(owner, { priority: 'P1' });
+    const type = await listPublicTasks(owner, { type: 'analysis' });
+    const inProduct = await listPublicTasks(owner, { product_id: String(product.id) });
+    const combined = await listPublicTasks(owner, {
       type: 'analysis',
       priority: 'P1',
       status: 'todo',
@@ -457,14 +387,14 @@ describe('GET /v1/public/tasks', () => {
   it('reads assigned_to=me as the caller’s username, and pages with exact meta', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const first = await createPublic(owner, { title: 'One', assigned_to: owner.username });
-    const second = await createPublic(owner, { title: 'Two', assigned_to: owner.username });
-    await createPublic(owner, { title: 'Three', assigned_to: 'someone' });
+    const first = await createPublicTask(owner, { title: 'One', assigned_to: owner.username });
+    const second = await createPublicTask(owner, { title: 'Two', assigned_to: owner.username });
+    await createPublicTask(owner, { title: 'Three', assigned_to: 'someone' });
 
     // Act
-    const mine = await listPublic(owner, { assigned_to: 'me' });
-    const page = await listPublic(owner, { limit: '1', offset: '2' });
-    const past = await listPublic(owner, { offset: '5' });
+    const mine = await listPublicTasks(owner, { assigned_to: 'me' });
+    const page = await listPublicTasks(owner, { limit: '1', offset: '2' });
+    const past = await listPublicTasks(owner, { offset: '5' });
 
     // Assess
     expect(mine.body).toEqual({ data: [second, first], meta: { total: 2, limit: 50, offset: 0 } });
@@ -477,9 +407,9 @@ describe('GET /v1/public/tasks', () => {
     const owner = await newUser('owner');
 
     // Act
-    const status = await listPublic(owner, { status: 'paused' });
-    const product = await listPublic(owner, { product_id: 'abc' });
-    const q = await listPublic(owner, { q: 'x'.repeat(201) });
+    const status = await listPublicTasks(owner, { status: 'paused' });
+    const product = await listPublicTasks(owner, { product_id: 'abc' });
+    const q = await listPublicTasks(owner, { q: 'x'.repeat(201) });
 
     // Assess
     expect(status.status).toBe(400);
@@ -495,20 +425,20 @@ describe('DELETE /v1/public/tasks/{id}', () => {
   it('cancels the task and keeps it, listed under cancelled and archived', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const task = await createPublic(owner, { title: 'Maybe later', assigned_to: 'alice' });
+    const task = await createPublicTask(owner, { title: 'Maybe later', assigned_to: 'alice' });
 
     // Act
     const response = await call(tasks, 'DELETE', `/v1/public/tasks/${task.id}`, as(owner));
     const fetched = await call(tasks, 'GET', `/v1/public/tasks/${task.id}`, as(owner));
     const operational = await call(tasks, 'GET', `/tasks/${task.id}`, as(owner));
-    const cancelled = await listPublic(owner, { status: 'cancelled' });
+    const cancelled = await listPublicTasks(owner, { status: 'cancelled' });
     const archived = await call(tasks, 'GET', '/tasks', as(owner, { query: { status: 'archived' } }));
-    const open = await listPublic(owner, { status: 'todo' });
+    const open = await listPublicTasks(owner, { status: 'todo' });
 
     // Assess
     expect(response.status).toBe(200);
     expect(response.body).toEqual({
-      data: publicRecord({
+      data: publicTaskRecord({
         id: task.id,
         title: 'Maybe later',
         status: 'cancelled',
@@ -529,8 +459,8 @@ describe('DELETE /v1/public/tasks/{id}', () => {
   it('cancels from any state, done included, and changes nothing for a cancelled task', async () => {
     // Prepare
     const owner = await newUser('owner');
-    const done = await createPublic(owner, { title: 'Finished', status: 'done' });
-    const inReview = await createPublic(owner, { title: 'In review', status: 'review' });
+    const done = await createPublicTask(owner, { title: 'Finished', status: 'done' });
+    const inReview = await createPublicTask(owner, { title: 'In review', status: 'review' });
 
     // Act
     const fromDone = await call(tasks, 'DELETE', `/v1/public/tasks/${done.id}`, as(owner));
@@ -566,7 +496,7 @@ describe('the task_completed event', () => {
     // Prepare
     const hook = await receiver();
     const { owner, secret } = await ownerWithWebhook(hook.url);
-    const task = await createOperational(owner, { title: 'Summarize the logs', assignee: 'summarizer' });
+    const task = await createTask(owner, { title: 'Summarize the logs', assignee: 'summarizer' });
 
     // Act
     await moveTask(owner, task.id, 'in_progress');
@@ -600,14 +530,14 @@ describe('the task_completed event', () => {
     // Prepare
     const hook = await receiver();
     const { owner } = await ownerWithWebhook(hook.url);
-    const task = await createOperational(owner, { title: 'Release 1.0' });
+    const task = await createTask(owner, { title: 'Release 1.0' });
     await moveTask(owner, task.id, 'in_progress', 'done');
     await queue.drain();
 
     // Act
-    const doneAgain = await patchOperational(owner, task.id, { status: 'done' });
-    const publicDoneAgain = await patchPublic(owner, task.id, { status: 'done' });
-    const edited = await patchOperational(owner, task.id, { description: 'Shipped on time' });
+    const doneAgain = await patchTask(owner, task.id, { status: 'done' });
+    const publicDoneAgain = await patchPublicTask(owner, task.id, { status: 'done' });
+    const edited = await patchTask(owner, task.id, { description: 'Shipped on time' });
     await queue.drain();
     const beforeReopen = hook.received.length;
     await moveTask(owner, task.id, 'todo', 'in_progress', 'done');
@@ -632,11 +562,11 @@ describe('the task_completed event', () => {
     const { owner } = await ownerWithWebhook(hook.url);
 
     // Act
-    const createdDone = await createOperational(owner, { title: 'Already shipped', status: 'done' });
+    const createdDone = await createTask(owner, { title: 'Already shipped', status: 'done' });
     await queue.drain();
     const afterCreate = hook.received.map((webhook) => eventBody(webhook).data.task.id);
-    const viaPublic = await createPublic(owner, { title: 'Public work', status: 'in_progress' });
-    const completed = await patchPublic(owner, viaPublic.id, { status: 'done' });
+    const viaPublic = await createPublicTask(owner, { title: 'Public work', status: 'in_progress' });
+    const completed = await patchPublicTask(owner, viaPublic.id, { status: 'done' });
     await queue.drain();
 
     // Assess
@@ -652,7 +582,7 @@ describe('the task_completed event', () => {
     // Prepare
     const hook = await receiver();
     const { owner } = await ownerWithWebhook(hook.url);
-    const task = await createPublic(owner, { title: 'Never mind', status: 'in_progress' });
+    const task = await createPublicTask(owner, { title: 'Never mind', status: 'in_progress' });
 
     // Act
     const cancelled = await call(tasks, 'DELETE', `/v1/public/tasks/${task.id}`, as(owner));
@@ -668,7 +598,7 @@ describe('the task_completed event', () => {
     const hook = await receiver();
     await ownerWithWebhook(hook.url);
     const owner = await newUser('quiet');
-    const task = await createOperational(owner, { title: 'Quiet work' });
+    const task = await createTask(owner, { title: 'Quiet work' });
 
     // Act
     const done = await moveTask(owner, task.id, 'in_progress', 'done');
@@ -694,7 +624,7 @@ describe('tenant isolation', () => {
     // Prepare
     const owner = await newUser('owner');
     const stranger = await newUser('stranger');
-    const task = await createOperational(owner, { title: 'Private plans', description: 'secret roadmap' });
+    const task = await createTask(owner, { title: 'Private plans', description: 'secret roadmap' });
     // DELETE /tasks needs the admin permission, which the stranger's admin key holds in its own organization.
     const key = await call(apiKeys, 'POST', `/organizations/${stranger.orgId}/api-keys`, {
       token: stranger.token,
@@ -705,10 +635,10 @@ describe('tenant isolation', () => {
     // Act
     const responses = [
       await call(tasks, 'GET', `/tasks/${task.id}`, as(stranger)),
-      await patchOperational(stranger, task.id, { title: 'Hijacked' }),
+      await patchTask(stranger, task.id, { title: 'Hijacked' }),
       await call(tasks, 'DELETE', `/tasks/${task.id}`, { token: strangerAdminKey }),
       await call(tasks, 'GET', `/v1/public/tasks/${task.id}`, as(stranger)),
-      await patchPublic(stranger, task.id, { status: 'in_progress' }),
+      await patchPublicTask(stranger, task.id, { status: 'in_progress' }),
       await call(tasks, 'DELETE', `/v1/public/tasks/${task.id}`, as(stranger)),
     ];
     const fetched = await call(tasks, 'GET', `/tasks/${task.id}`, as(owner));
@@ -725,12 +655,12 @@ describe('tenant isolation', () => {
     // Prepare
     const owner = await newUser('owner');
     const stranger = await newUser('stranger');
-    await createOperational(owner, {
+    await createTask(owner, {
       title: 'Private plans',
       description: 'secret roadmap',
       assignee: 'alice',
     });
-    await createPublic(owner, { title: 'Private budget', assigned_to: stranger.username });
+    await createPublicTask(owner, { title: 'Private budget', assigned_to: stranger.username });
 
     // Act
     const lists = [
@@ -738,9 +668,9 @@ describe('tenant isolation', () => {
       await call(tasks, 'GET', '/tasks', as(stranger, { query: { q: 'private' } })),
       await call(tasks, 'GET', '/tasks', as(stranger, { query: { q: 'secret roadmap' } })),
       await call(tasks, 'GET', '/tasks', as(stranger, { query: { assignee: 'alice' } })),
-      await listPublic(stranger),
-      await listPublic(stranger, { q: 'budget' }),
-      await listPublic(stranger, { assigned_to: 'me' }),
+      await listPublicTasks(stranger),
+      await listPublicTasks(stranger, { q: 'budget' }),
+      await listPublicTasks(stranger, { assigned_to: 'me' }),
     ];
     const next = await call(tasks, 'GET', '/tasks', as(stranger, { query: { next: 'true' } }));
 
@@ -757,7 +687,7 @@ describe('tenant isolation', () => {
     const owner = await newUser('owner');
     const stranger = await newUser('stranger');
     const product = await createProduct(owner, 'Secret Product');
-    const task = await createOperational(owner, { title: 'Theirs' });
+    const task = await createTask(owner, { title: 'Theirs' });
 
     // Act
     const dependency = await call(
