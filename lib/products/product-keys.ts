@@ -45,8 +45,12 @@ export interface ProductItem {
   updated_at: string;
 }
 
-export async function getProductBySlug(orgId: string, slug: string): Promise<ProductItem | undefined> {
-  const { Item } = await table.get({ Key: productKeys.bySlug(orgId, slug) });
+export async function getProductBySlug(
+  orgId: string,
+  slug: string,
+  consistent = false,
+): Promise<ProductItem | undefined> {
+  const { Item } = await table.get({ Key: productKeys.bySlug(orgId, slug), ConsistentRead: consistent });
   return Item as ProductItem | undefined;
 }
 

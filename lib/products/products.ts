@@ -9,7 +9,13 @@ import { itemExists, itemIsNew, type TransactItem, transact } from '#lib/db/tran
 import { ConflictError, NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { queueJob } from '#lib/jobs/jobs';
-import { emptyTaskCounts, type ProductItem, productKeys, type TaskCounts } from '#lib/products/product-keys';
+import {
+  emptyTaskCounts,
+  getProductBySlug,
+  type ProductItem,
+  productKeys,
+  type TaskCounts,
+} from '#lib/products/product-keys';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
 import {
   DEFAULT_PRODUCT_STATUS,
@@ -125,14 +131,9 @@ export async function listProducts(ctx: RequestContext, request: ProductListRequ
 /** GET /products/{slug}. */
 export async function getProduct(ctx: RequestContext, slug: string): Promise<Product> {
   const principal = requirePrincipal(ctx);
-  const item = await readProduct(principal.orgId, slug);
+  const item = await getProductBySlug(principal.orgId, slug, true);
   if (!item) throw productNotFound();
   return toProduct(item);
-}
-
-async function readProduct(orgId: string, slug: string): Promise<ProductItem | undefined> {
-  const { Item } = await table.get({ Key: productKeys.bySlug(orgId, slug), ConsistentRead: true });
-  return Item as ProductItem | undefined;
 }
 
 export interface NewProduct {
@@ -301,7 +302,7 @@ export async function updateProduct(
 ): Promise<{ product: Product; followUp: FollowUp[] }> {
   const principal = requirePrincipal(ctx);
   for (let attempt = 1; ; attempt += 1) {
-    const item = await readProduct(principal.orgId, slug);
+    const item = await getProductBySlug(principal.orgId, slug, true);
     if (!item) throw productNotFound();
     try {
       return await applyChanges(ctx, principal, item, changes);
