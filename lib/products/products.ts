@@ -4,7 +4,6 @@ import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
-import { table } from '#lib/db/table';
 import { itemExists, itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
