@@ -122,8 +122,12 @@ export class RateLimitedError extends AppError {
 }
 
 export class ServiceUnavailableError extends AppError {
-  constructor(message = 'Service unavailable', cause?: unknown) {
-    super(503, 'SERVICE_UNAVAILABLE', message, { cause, expose: true });
+  constructor(message = 'Service unavailable', cause?: unknown, retryAfterSeconds?: number) {
+    super(503, 'SERVICE_UNAVAILABLE', message, {
+      cause,
+      expose: true,
+      ...(retryAfterSeconds === undefined ? {} : { headers: { 'Retry-After': String(retryAfterSeconds) } }),
+    });
     this.name = 'ServiceUnavailableError';
   }
 }

@@ -1,6 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client';
+import { databaseUnavailable, isThrottledCancellation } from '#lib/db/unavailable';
 import { ConflictError } from '#lib/errors';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -64,6 +65,7 @@ export async function transact(
         const toError = conflicts[index];
         throw toError ? toError() : new ConflictError('The record was changed by another request; try again');
       }
+      if (isThrottledCancellation(reasons)) throw databaseUnavailable(error);
       if (!reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;
       if (attempt >= COLLISION_RETRIES) {
         throw new ConflictError('Another request changed these records at the same moment; try again');

@@ -21,7 +21,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'UNPROCESSABLE',
   429: 'RATE_LIMITED (with `Retry-After`)',
   500: 'INTERNAL_ERROR: no internals are disclosed; quote the X-Trace-Id',
-  503: 'SERVICE_UNAVAILABLE',
+  503: 'SERVICE_UNAVAILABLE: the database cannot be reached or is overloaded; retry after `Retry-After` seconds',
 };
 
 const API_DESCRIPTION = `JSON REST API that runs automated agents and the work they do.
@@ -33,6 +33,7 @@ const API_DESCRIPTION = `JSON REST API that runs automated agents and the work t
 - Paging: \`limit\` defaults to 50 and is clamped to 200; \`offset\` defaults to 0; anything that is not a non-negative integer is a 400.
 - Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).
 - Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN (403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).
+- Any route that reads or writes data answers 503 SERVICE_UNAVAILABLE with \`Retry-After\` when the database cannot be reached or is throttling after the service's own retries; nothing was changed, so the request can be sent again.
 - CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.
 
 **Authentication and tenancy**

@@ -35,3 +35,27 @@ describe('service probes (DynamoDB unreachable)', () => {
     expect(response.statusCode).toBe(200);
   });
 });
+
+describe('data routes (DynamoDB unreachable)', () => {
+  it('answers GET /tasks with 503 SERVICE_UNAVAILABLE and Retry-After, not 500', async () => {
+    // Prepare
+    const { handler: tasks } = await import('#functions/http/tasks');
+    const event = httpEvent('GET', '/api/tasks', {
+      headers: { authorization: `Bearer osk_live_${'a'.repeat(43)}` },
+    });
+
+    // Act
+    const response = await tasks(event, context());
+
+    // Assess
+    expect(response.statusCode).toBe(503);
+    expect(response.headers?.['Retry-After']).toBe('1');
+    expect(bodyOf(response)).toEqual({
+      error: {
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'The database is unavailable; try again shortly',
+        details: [],
+      },
+    });
+  });
+});
