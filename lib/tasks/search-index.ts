@@ -1,6 +1,6 @@
 import { writeMany } from '#lib/db/batch';
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
-import { table } from '#lib/db/table';
+import { isConditionFailed, table } from '#lib/db/table';
 
 /**
  * Full-text search over task titles and descriptions without reading every task: an inverted index of
@@ -18,6 +18,10 @@ import { table } from '#lib/db/table';
  * stale words after it. So the index may briefly hold a posting too many (a stale word, or the postings
  * of a create that failed), never one too few; every candidate is checked against the task's own text
  * (`matchesSearch`) before it is answered.
+ *
+ * Each posting carries the task `version` it was written for. An update removes its stale words only
+ * where the posting is no newer than its own version: a later update that committed in between may
+ * have put the same word back, and its posting has to stay.
  */
 export const postingPrefix = 'TASKWORD#';
 
@@ -56,16 +60,59 @@ export function matchesSearch(
   return queryWords.every((wanted) => own.some((word) => word.startsWith(wanted)));
 }
 
-/** Adds the postings of `added` and removes those of `removed` for one task. */
-export async function writePostings(
+/**
+ * Adds the postings of `words` for task `taskId`, written for its `version` (the version the write
+ * that brings the words creates).
+ */
+export async function addPostings(
   orgId: string,
   taskId: number,
-  change: { added?: Iterable<string>; removed?: Iterable<string> },
+  words: Iterable<string>,
+  version: number,
 ): Promise<void> {
   await writeMany({
-    puts: [...(change.added ?? [])].map((word) => ({ ...postingKey(orgId, word, taskId), task_id: taskId })),
-    deletes: [...(change.removed ?? [])].map((word) => postingKey(orgId, word, taskId)),
+    puts: [...words].map((word) => ({ ...postingKey(orgId, word, taskId), task_id: taskId, version })),
   });
+}
+
+/** Conditional deletes sent side by side when an update removes words. */
+const PARALLEL_DELETES = 8;
+
+const writtenNoLaterThan = 'attribute_not_exists(#version) OR #version <= :version';
+
+/**
+ * Removes the postings of `words` for task `taskId`. With `writtenUpTo` (after an update), only the
+ * postings written for that version or an earlier one go; without it (the task is gone, or was never
+ * created), all of them.
+ */
+export async function removePostings(
+  orgId: string,
+  taskId: number,
+  words: Iterable<string>,
+  writtenUpTo?: number,
+): Promise<void> {
+  const keys = [...words].map((word) => postingKey(orgId, word, taskId));
+  if (writtenUpTo === undefined) {
+    await writeMany({ deletes: keys });
+    return;
+  }
+  for (let start = 0; start < keys.length; start += PARALLEL_DELETES) {
+    await Promise.all(
+      keys.slice(start, start + PARALLEL_DELETES).map(async (Key) => {
+        try {
+          await table.delete({
+            Key,
+            ConditionExpression: writtenNoLaterThan,
+            ExpressionAttributeNames: { '#version': 'version' },
+            ExpressionAttributeValues: { ':version': writtenUpTo },
+          });
+        } catch (error) {
+          // A newer write put the word back: its posting stays.
+          if (!isConditionFailed(error)) throw error;
+        }
+      }),
+    );
+  }
 }
 
 /** Which words to add and which to remove when a task's text changes. */

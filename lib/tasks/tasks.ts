@@ -23,7 +23,7 @@ import {
   dependentLinks,
   dependentsOf,
 } from '#lib/tasks/dependencies';
-import { postingChange, taskWords, writePostings } from '#lib/tasks/search-index';
+import { addPostings, postingChange, removePostings, taskWords } from '#lib/tasks/search-index';
 import {
   type Task,
   type TaskFields,
@@ -228,11 +228,11 @@ export async function createTask(
   if (fields.status === 'done') writes.push(completionEntry(orgId, fields, id, now));
 
   const words = taskWords(fields);
-  await writePostings(orgId, id, { added: words });
+  await addPostings(orgId, id, words, item.version);
   try {
     await transact(writes, conflicts);
   } catch (error) {
-    await writePostings(orgId, id, { removed: words }).catch(() => undefined);
+    await removePostings(orgId, id, words).catch(() => undefined);
     if (error instanceof ConflictError && error.message === 'duplicate')
       throw await duplicateError(orgId, fields);
     throw error;
@@ -416,7 +416,7 @@ async function updateOnce(
   if (completes) writes.push(completionEntry(orgId, fields, id, now));
 
   const words = postingChange(taskWords(before), taskWords(fields));
-  if (words.added.length > 0) await writePostings(orgId, id, { added: words.added });
+  if (words.added.length > 0) await addPostings(orgId, id, words.added, after.version);
   try {
     await transact(writes, conflicts);
   } catch (error) {
@@ -425,7 +425,7 @@ async function updateOnce(
     throw error;
   }
   if (words.removed.length > 0) {
-    await writePostings(orgId, id, { removed: words.removed }).catch((error: Error) =>
+    await removePostings(orgId, id, words.removed, after.version).catch((error: Error) =>
       logger.warn('removing stale search postings failed', { orgId, taskId: id, error }),
     );
   }
@@ -513,7 +513,7 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
         throw new ConflictError('The task kept changing while it was being deleted');
       throw error;
     }
-    await writePostings(orgId, id, { removed: taskWords(item) }).catch((error: Error) =>
+    await removePostings(orgId, id, taskWords(item)).catch((error: Error) =>
       logger.warn('removing search postings failed', { orgId, taskId: id, error }),
     );
     return { id };
