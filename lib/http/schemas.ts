@@ -50,3 +50,32 @@ export const pagingQuery = z.object({
 });
 
 export type Paging = z.output<typeof pagingQuery>;
+
+/**
+ * A query parameter naming several values of a set, comma-separated (`status=todo,in_progress`). Parts
+ * are trimmed; an empty value (`status=`) filters nothing and gives `undefined`; a value outside the set
+ * is a 400 naming it and the values allowed.
+ *
+ * @example
+ * query: pagingQuery.extend({ status: valueList(TASK_STATUS_INPUTS, 'status').optional() })
+ */
+export function valueList<const T extends string>(allowed: readonly T[], noun = 'value') {
+  return z
+    .string()
+    .max(200)
+    .transform((value, ctx): T[] | undefined => {
+      const values = value
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean);
+      const unknown = values.filter((part) => !(allowed as readonly string[]).includes(part));
+      if (unknown.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `unknown ${noun} ${unknown.join(', ')}; use ${allowed.join(', ')}`,
+        });
+        return z.NEVER;
+      }
+      return values.length > 0 ? (values as T[]) : undefined;
+    });
+}

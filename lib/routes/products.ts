@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '#lib/http/route';
-import { pagingQuery } from '#lib/http/schemas';
+import { pagingQuery, valueList } from '#lib/http/schemas';
 import { PRODUCT_SLUG_MAX, PRODUCT_SLUG_PATTERN } from '#lib/products/product-slug';
 import {
   PRODUCT_CREATE_STATUSES,
@@ -67,25 +67,9 @@ const updateStatus = z
   .meta({ description: `${PRODUCT_UPDATE_STATUSES.join(', ')}. Stored as mapped below.` });
 
 /** `status=active,building`: each value any status input, aliases included. */
-const statusList = z
-  .string()
-  .max(200)
-  .transform((value, ctx) => {
-    const values = value
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean);
-    const unknown = values.filter((part) => !(STATUS_INPUTS as string[]).includes(part));
-    if (unknown.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `unknown status ${unknown.join(', ')}; use ${STATUS_INPUTS.join(', ')}`,
-      });
-      return z.NEVER;
-    }
-    return values as ProductStatusInput[];
-  })
-  .meta({ description: `Comma-separated states, aliases included (${STATUS_INPUTS.join(', ')})` });
+const statusList = valueList(STATUS_INPUTS, 'status').meta({
+  description: `Comma-separated states, aliases included (${STATUS_INPUTS.join(', ')})`,
+});
 
 const TaskCountsRecord = z
   .object(

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { defineRoute } from '#lib/http/route';
-import { pagingQuery } from '#lib/http/schemas';
+import { pagingQuery, valueList } from '#lib/http/schemas';
 import { integerId } from '#lib/routes/schemas';
 import {
   TASK_PRIORITIES,
   TASK_STATUS_INPUTS,
   TASK_STATUSES,
-  type TaskStatusInput,
   transitionTableMarkdown,
 } from '#lib/tasks/task-status';
 
@@ -118,31 +117,16 @@ export const PublicTaskWithBlocking = PublicTaskRecord.extend({ blocking: Blocki
 });
 
 /** `status=todo,in_progress`: each value one of the create/filter states; `archived` means cancelled. */
-const statusList = z
-  .string()
-  .max(200)
-  .transform((value, ctx) => {
-    const values = value
-      .split(',')
-      .map((part) => part.trim())
-      .filter(Boolean);
-    const unknown = values.filter((part) => !(TASK_STATUS_INPUTS as readonly string[]).includes(part));
-    if (unknown.length > 0) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `unknown status ${unknown.join(', ')}; use ${TASK_STATUS_INPUTS.join(', ')}`,
-      });
-      return z.NEVER;
-    }
-    return values as TaskStatusInput[];
-  })
-  .meta({ description: 'Comma-separated states; `archived` selects cancelled tasks' });
+const statusList = valueList(TASK_STATUS_INPUTS, 'status').meta({
+  description: 'Comma-separated states; `archived` selects cancelled tasks. An empty value filters nothing.',
+});
 
 const searchText = z
   .string()
   .max(MAX_SEARCH_LENGTH)
+  .transform((value) => (value.trim() === '' ? undefined : value))
   .meta({
-    description: `Full-text search over title and description, at most ${MAX_SEARCH_LENGTH} characters. Case- and accent-insensitive; every word of q must begin a word of the title or description (\`deploy\` finds “Deployment checklist”; words are runs of letters and digits). Results stay newest first.`,
+    description: `Full-text search over title and description, at most ${MAX_SEARCH_LENGTH} characters. Case- and accent-insensitive; every word of q must begin a word of the title or description (\`deploy\` finds “Deployment checklist”; words are runs of letters and digits). Results stay newest first. A blank q searches nothing (all tasks are listed); a q without any letter or digit is a 400.`,
   });
 
 export const listTasks = defineRoute({

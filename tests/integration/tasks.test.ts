@@ -801,6 +801,26 @@ describe('GET /tasks', () => {
     expect(next.status).toBe(400);
     expect(next.body).toEqual(invalid('query.next'));
   });
+  it('treats an empty status and a blank q as no filter, and a q of punctuation alone as 400', async () => {
+    // Prepare
+    const owner = await newUser('owner');
+    const first = await createTask(owner, { title: 'Ship the release' });
+    const second = await createTask(owner, { title: 'Write the notes', status: 'in_progress' });
+
+    // Act
+    const emptyStatus = await listTasks(owner, { status: '' });
+    const commas = await listTasks(owner, { status: ' , ' });
+    const blankQ = await listTasks(owner, { q: '   ' });
+    const punctuation = await listTasks(owner, { q: '-- !' });
+
+    // Assess
+    const everything = { data: [second, first], meta: { total: 2, limit: 50, offset: 0 } };
+    expect(emptyStatus.body).toEqual(everything);
+    expect(commas.body).toEqual(everything);
+    expect(blankQ.body).toEqual(everything);
+    expect(punctuation.status).toBe(400);
+    expect(punctuation.body).toEqual(invalid('query.q'));
+  });
 });
 
 describe('GET /tasks?q (full-text search)', () => {
