@@ -42,12 +42,13 @@ import {
   type TaskStatusInput,
   toTaskStatus,
 } from '#lib/tasks/task-status';
-import { publishEvent } from '#lib/webhooks/events';
+import { type PreparedEvent, prepareEvent, queuePrepared } from '#lib/webhooks/events';
 
 /**
  * Tasks: create, read, update, cancel and delete, for both APIs. Every write is one transaction over
- * the task, its open-title guard, its product's counts, its dependency links, an activity entry and
- * (on completion) a changelog entry; the search postings and the `task_completed` event follow it.
+ * the task, its open-title guard, its product's counts, its dependency links, an activity entry and,
+ * on completion, a changelog entry and the `task_completed` delivery record; the search postings and
+ * the delivery's queue message follow it.
  */
 
 export interface TaskDeps {
@@ -135,13 +136,16 @@ function transitionError(from: TaskStatus, to: TaskStatus): ConflictError {
   return new ConflictError(message, [{ path: 'body.status', message, from, to, allowed }]);
 }
 
-/** After a task reached done: the `task_completed` event. The task is done whether or not it is sent. */
-async function announceCompletion(orgId: string, task: Task, ctx: RequestContext, deps: TaskDeps) {
-  try {
-    await publishEvent(orgId, 'task_completed', { task }, { queue: deps.queue, clock: ctx.clock });
-  } catch (error) {
-    logger.error('publishing task_completed failed', { orgId, taskId: task.id, error: error as Error });
-  }
+/**
+ * The `task_completed` event of a write that completes a task, prepared for its transaction: the
+ * delivery record commits with the task, so a completion is announced exactly when it happens.
+ */
+const completionEvent = (orgId: string, task: Task, now: Date) =>
+  prepareEvent(orgId, 'task_completed', { task }, now);
+
+/** After the commit: the event's message goes on the queue (or, failing that, the sweeper's). */
+async function announceCompletion(event: PreparedEvent | undefined, ctx: RequestContext, deps: TaskDeps) {
+  if (event) await queuePrepared(event, { queue: deps.queue, clock: ctx.clock });
 }
 
 function completionEntry(orgId: string, fields: TaskFields, id: number, now: Date): TransactItem {
@@ -225,7 +229,10 @@ export async function createTask(
       now,
     ),
   );
+  const task = toTask(item);
+  const event = fields.status === 'done' ? await completionEvent(orgId, task, now) : undefined;
   if (fields.status === 'done') writes.push(completionEntry(orgId, fields, id, now));
+  if (event) writes.push(event.write);
 
   const words = taskWords(fields);
   await addPostings(orgId, id, words, item.version);
@@ -237,8 +244,7 @@ export async function createTask(
       throw await duplicateError(orgId, fields);
     throw error;
   }
-  const task = toTask(item);
-  if (fields.status === 'done') await announceCompletion(orgId, task, ctx, deps);
+  await announceCompletion(event, ctx, deps);
   return task;
 }
 
@@ -413,7 +419,10 @@ async function updateOnce(
       now,
     ),
   );
+  const task = toTask(after);
+  const event = completes ? await completionEvent(orgId, task, now) : undefined;
   if (completes) writes.push(completionEntry(orgId, fields, id, now));
+  if (event) writes.push(event.write);
 
   const words = postingChange(taskWords(before), taskWords(fields));
   if (words.added.length > 0) await addPostings(orgId, id, words.added, after.version);
@@ -429,8 +438,7 @@ async function updateOnce(
       logger.warn('removing stale search postings failed', { orgId, taskId: id, error }),
     );
   }
-  const task = toTask(after);
-  if (completes) await announceCompletion(orgId, task, ctx, deps);
+  await announceCompletion(event, ctx, deps);
   return task;
 }
 

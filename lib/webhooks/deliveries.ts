@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import type { RequestContext } from '#lib/context';
+import { TABLE } from '#lib/db/client';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { isConditionFailed, table } from '#lib/db/table';
-import { itemIsNew } from '#lib/db/transactions';
+import { itemIsNew, type TransactItem } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { randomBase62 } from '#lib/identity/secrets';
@@ -15,7 +16,11 @@ import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time, so the sort key orders by age; TTL |
+ * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time, so the sort key orders by age; TTL; gsi1 while unqueued: `WEBHOOKDELIVERY#UNQUEUED` / `<created_at>#<org>#<id>` |
+ *
+ * A delivery is written before its first queue message is sent (often in the transaction of the change
+ * it announces), so until that message is on the queue it stays in the unqueued index, where the
+ * sweeper (`requeueUnqueued`) finds it should the sender have stopped in between.
  *
  * Each attempt is claimed and then recorded with conditions on `attempt_count`, so that a queue message
  * delivered twice (SQS delivers at least once) neither sends the request twice nor logs it twice.
@@ -23,6 +28,8 @@ import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from
 export const deliveryKeys = {
   byId: (orgId: string, id: string): TableKey => ({ pk: tenantPk(orgId), sk: `WEBHOOKDELIVERY#${id}` }),
   prefix: 'WEBHOOKDELIVERY#',
+  unqueuedPk: 'WEBHOOKDELIVERY#UNQUEUED',
+  unqueuedSort: (createdAt: string, orgId: string, id: string): string => `${createdAt}#${orgId}#${id}`,
 };
 
 /** Delivery records are kept this long (the table's TTL removes them), so a tenant's log stays bounded. */
@@ -56,6 +63,9 @@ export interface DeliveryItem {
   claim_expires_at?: number;
   /** The highest attempt number whose queue message has been sent. */
   queued_attempt?: number;
+  /** Present until the first attempt's message is queued (the unqueued index). */
+  gsi1pk?: string;
+  gsi1sk?: string;
 }
 
 export interface WebhookDelivery {
@@ -107,13 +117,16 @@ const conditionFailed = async (write: Promise<unknown>): Promise<boolean> => {
   }
 };
 
-export async function createDelivery(input: {
+export interface NewDelivery {
   orgId: string;
   type: OutboundEventType;
   url: string;
   payload: string;
   now: Date;
-}): Promise<DeliveryItem> {
+}
+
+/** A pending delivery record, in the unqueued index until its first message is sent. */
+export function newDeliveryItem(input: NewDelivery): DeliveryItem {
   const at = input.now.toISOString();
   const id = newDeliveryId(input.now);
   const item: DeliveryItem = {
@@ -130,9 +143,34 @@ export async function createDelivery(input: {
     created_at: at,
     updated_at: at,
     expires_at: Math.floor(input.now.getTime() / 1000) + DELIVERY_RETENTION_DAYS * 86_400,
+    gsi1pk: deliveryKeys.unqueuedPk,
+    gsi1sk: deliveryKeys.unqueuedSort(at, input.orgId, id),
   };
-  await table.put({ Item: item, ConditionExpression: itemIsNew });
   return item;
+}
+
+/** The Put that writes a new delivery, for a transaction of its own or of the change it announces. */
+export const deliveryPut = (item: DeliveryItem): TransactItem => ({
+  Put: { TableName: TABLE, Item: item, ConditionExpression: itemIsNew },
+});
+
+/** Writes a new delivery on its own. */
+export async function putDelivery(item: DeliveryItem): Promise<void> {
+  await table.put({ Item: item, ConditionExpression: itemIsNew });
+}
+
+/**
+ * Deliveries written before `createdBefore` whose first message was never queued, oldest first, at
+ * most `limit`. One Query of the unqueued index, which holds only such deliveries (a few, briefly).
+ */
+export async function unqueuedDeliveryItems(createdBefore: Date, limit: number): Promise<DeliveryItem[]> {
+  const result = await table.query({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+    ExpressionAttributeValues: { ':pk': deliveryKeys.unqueuedPk, ':before': createdBefore.toISOString() },
+    Limit: limit,
+  });
+  return (result.Items ?? []) as DeliveryItem[];
 }
 
 export async function getDeliveryItem(orgId: string, id: string): Promise<DeliveryItem | undefined> {
@@ -209,7 +247,7 @@ export async function recordAttempt(input: {
       Key: deliveryKeys.byId(input.orgId, input.id),
       UpdateExpression: [
         'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :status',
-        'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at',
+        'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at, gsi1pk, gsi1sk',
       ].join(', '),
       ConditionExpression: [stillPending, atAttempt].join(' AND '),
       ExpressionAttributeNames: { '#status': 'status' },
@@ -227,12 +265,15 @@ export async function recordAttempt(input: {
   return !failed;
 }
 
-/** Notes that the message for `attempt` is on the queue, so that a redelivered message does not send it again. */
+/**
+ * Notes that the message for `attempt` is on the queue, so that a redelivered message does not send it
+ * again, and takes the delivery out of the unqueued index.
+ */
 export async function markQueued(orgId: string, id: string, attempt: number): Promise<void> {
   await conditionFailed(
     table.update({
       Key: deliveryKeys.byId(orgId, id),
-      UpdateExpression: 'SET queued_attempt = :attempt',
+      UpdateExpression: 'SET queued_attempt = :attempt REMOVE gsi1pk, gsi1sk',
       ConditionExpression: `attribute_exists(pk) AND ${notYetQueued}`,
       ExpressionAttributeValues: { ':attempt': attempt },
     }),

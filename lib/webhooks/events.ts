@@ -1,13 +1,19 @@
 import type { Clock, MessageQueue } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
+import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
 import { logger } from '#lib/logger';
 import {
-  createDelivery,
+  type DeliveryItem,
   type DeliveryMessage,
+  deliveryPut,
   failUnqueued,
+  markQueued,
+  newDeliveryItem,
+  putDelivery,
   toDelivery,
+  unqueuedDeliveryItems,
   type WebhookDelivery,
 } from '#lib/webhooks/deliveries';
 import { type OutboundEventType, WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/event-types';
@@ -17,6 +23,12 @@ import { readWebhookTargets } from '#lib/webhooks/tenant-config';
  * Publishing outbound events: a delivery record and one queue message, nothing more. The caller (a
  * task finishing, an agent failing, a pipeline ending) never waits for the receiver: the delivery
  * function sends the request, retries it and logs every attempt.
+ *
+ * An event that announces a change is prepared before the change's transaction and written in it
+ * (`prepareEvent`), so the change and its delivery record land together or not at all; its message is
+ * queued after the commit (`queuePrepared`). Should the process stop in between, or the queue refuse,
+ * the sweeper (`requeueUnqueued`, every minute) queues it: each event is delivered, and only once,
+ * since the delivery function sends each attempt of a delivery at most once.
  */
 
 export interface PublishDeps {
@@ -34,12 +46,73 @@ const MAX_PAYLOAD_BYTES = 256 * 1024;
 export const eventBody = (type: OutboundEventType, at: Date, data: Record<string, unknown>) =>
   JSON.stringify({ type, timestamp: at.toISOString(), data });
 
+function deliveryOf(
+  orgId: string,
+  event: { type: OutboundEventType; url: string; data: Record<string, unknown> },
+  now: Date,
+): DeliveryItem {
+  const payload = eventBody(event.type, now, event.data);
+  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
+    throw new Error(`The ${event.type} event body is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+  }
+  return newDeliveryItem({ orgId, type: event.type, url: event.url, payload, now });
+}
+
+/** An event prepared for a transaction: `write` goes into it, `queuePrepared` follows its commit. */
+export interface PreparedEvent {
+  delivery: DeliveryItem;
+  write: TransactItem;
+}
+
+/**
+ * Prepares `type` with `data` for the organization's URL for it; undefined when none is registered.
+ *
+ * @example
+ * const event = await prepareEvent(orgId, 'task_completed', { task }, now);
+ * await transact([...writes, ...(event ? [event.write] : [])]);
+ * if (event) await queuePrepared(event, { queue, clock });
+ */
+export async function prepareEvent(
+  orgId: string,
+  type: WebhookEvent,
+  data: Record<string, unknown>,
+  now: Date,
+): Promise<PreparedEvent | undefined> {
+  const url = (await readWebhookTargets(orgId))[type];
+  if (!url) return undefined;
+  const delivery = deliveryOf(orgId, { type, url, data }, now);
+  return { delivery, write: deliveryPut(delivery) };
+}
+
+/** Queues the first attempt of a committed delivery and takes it out of the unqueued index. */
+async function queueFirstAttempt(delivery: DeliveryItem, queue: MessageQueue): Promise<void> {
+  const message: DeliveryMessage = { org_id: delivery.org_id, delivery_id: delivery.id, attempt: 1 };
+  await queue.send('webhook-delivery', message);
+  await markQueued(delivery.org_id, delivery.id, 1);
+}
+
+/**
+ * After the transaction that wrote a prepared event: queues it. A failure is logged, not thrown: the
+ * change it announces has happened, and the sweeper queues the delivery within a minute or two.
+ */
+export async function queuePrepared(event: PreparedEvent, deps: PublishDeps): Promise<void> {
+  try {
+    await queueFirstAttempt(event.delivery, deps.queue);
+  } catch (error) {
+    logger.warn('queueing a webhook delivery failed; the sweeper will queue it', {
+      orgId: event.delivery.org_id,
+      deliveryId: event.delivery.id,
+      error: error as Error,
+    });
+  }
+}
+
 /**
  * Sends `type` with `data` to the organization's URL for it, if one is registered; otherwise does
  * nothing and returns undefined. Returns the pending delivery as soon as it is queued.
  *
  * @example
- * await publishEvent(orgId, 'task_completed', { task, tokens_used: 1234 }, { queue: messageQueue(), clock });
+ * await publishEvent(orgId, 'agent_error', { agent, error }, { queue: messageQueue(), clock });
  */
 export async function publishEvent(
   orgId: string,
@@ -61,21 +134,49 @@ export async function enqueueDelivery(
   event: { type: OutboundEventType; url: string; data: Record<string, unknown> },
   deps: PublishDeps,
 ): Promise<WebhookDelivery> {
-  const now = deps.clock.now();
-  const payload = eventBody(event.type, now, event.data);
-  if (Buffer.byteLength(payload) > MAX_PAYLOAD_BYTES) {
-    throw new Error(`The ${event.type} event body is larger than ${MAX_PAYLOAD_BYTES} bytes`);
-  }
-  const item = await createDelivery({ orgId, type: event.type, url: event.url, payload, now });
-  const message: DeliveryMessage = { org_id: orgId, delivery_id: item.id, attempt: 1 };
+  const item = deliveryOf(orgId, event, deps.clock.now());
+  await putDelivery(item);
   try {
-    await deps.queue.send('webhook-delivery', message);
+    await queueFirstAttempt(item, deps.queue);
   } catch (error) {
     logger.error('queueing a webhook delivery failed', { orgId, deliveryId: item.id, error: error as Error });
     await failUnqueued(orgId, item.id, deps.clock.now(), 'the delivery queue refused the message');
     throw error;
   }
   return toDelivery(item);
+}
+
+/** A delivery still unqueued this long after it was written has lost its sender. */
+export const UNQUEUED_GRACE_MS = 60_000;
+/** Deliveries the sweeper queues per run; more wait for the next run. */
+const SWEEP_LIMIT = 100;
+
+/**
+ * The sweeper: queues the first attempt of every delivery written more than `graceMs` ago whose
+ * message was never sent (the process stopped after the commit, or the queue refused). A delivery whose
+ * first message did go out but was not marked is queued again, harmlessly: the delivery function sends
+ * each attempt once. Answers how many it queued.
+ */
+export async function requeueUnqueued(
+  deps: PublishDeps,
+  graceMs: number = UNQUEUED_GRACE_MS,
+): Promise<number> {
+  const stalled = await unqueuedDeliveryItems(new Date(deps.clock.now().getTime() - graceMs), SWEEP_LIMIT);
+  let queued = 0;
+  for (const delivery of stalled) {
+    try {
+      await queueFirstAttempt(delivery, deps.queue);
+      queued += 1;
+    } catch (error) {
+      logger.error('the sweeper could not queue a webhook delivery', {
+        orgId: delivery.org_id,
+        deliveryId: delivery.id,
+        error: error as Error,
+      });
+    }
+  }
+  if (queued > 0) logger.warn('queued webhook deliveries whose sender had stopped', { queued });
+  return queued;
 }
 
 /**

@@ -5,6 +5,9 @@ import { handler as tasks } from '#functions/http/tasks';
 import { handler as tenantConfig } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import type { MessageQueue } from '#lib/adapters/ports';
+import { fixedClock } from '#lib/adapters/system-clock';
+import { requeueUnqueued } from '#lib/webhooks/events';
 import { useMessageQueue } from '#lib/wiring-queue';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import {
@@ -616,6 +619,75 @@ describe('the task_completed event', () => {
     expect(createdDone.status).toBe(201);
     expect(hook.received).toHaveLength(0);
     expect(log.body.meta.total).toBe(0);
+  });
+});
+
+describe('the task_completed event when its message cannot be queued at once', () => {
+  /** The file's queue, except that sending fails while `refusing` is true. */
+  let refusing = false;
+  const flakyQueue: MessageQueue = {
+    send: async (name, body, options) => {
+      if (refusing) throw new Error('queue unavailable');
+      await queue.send(name, body, options);
+    },
+  };
+
+  beforeAll(() => useMessageQueue(flakyQueue));
+  afterAll(() => useMessageQueue(queue));
+
+  it('completes the task with its delivery pending, and the sweeper sends it exactly once after a minute', async () => {
+    // Prepare
+    const hook = await receiver();
+    const { owner } = await ownerWithWebhook(hook.url);
+    const task = await createTask(owner, { title: 'Ship while the queue is down', status: 'in_progress' });
+    refusing = true;
+
+    // Act
+    const done = await patchTask(owner, task.id, { status: 'done' });
+    refusing = false;
+    await queue.drain();
+    const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(owner));
+    const soon = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 30_000)) });
+    const later = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) });
+    await queue.drain();
+    const again = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 120_000)) });
+    await queue.drain();
+
+    // Assess
+    expect(done.status).toBe(200);
+    expect(done.body.data.status).toBe('done');
+    expect(log.body.data).toEqual([
+      expect.objectContaining({ event_type: 'task_completed', status: 'pending', attempts: [] }),
+    ]);
+    expect(soon).toBe(0);
+    expect(later).toBe(1);
+    expect(again).toBe(0);
+    expect(hook.received).toHaveLength(1);
+    expect(eventBody(hook.received[0] as { body: string }).data.task).toMatchObject({
+      id: task.id,
+      status: 'done',
+    });
+  });
+
+  it('records one delivery and sends one request when two requests complete the task at once', async () => {
+    // Prepare
+    const hook = await receiver();
+    const { owner } = await ownerWithWebhook(hook.url);
+    const task = await createTask(owner, { title: 'Close the sprint', status: 'in_progress' });
+
+    // Act
+    const answers = await Promise.all([
+      patchTask(owner, task.id, { status: 'done' }),
+      patchPublicTask(owner, task.id, { status: 'done' }),
+      patchTask(owner, task.id, { status: 'done', resolution: 'closed' }),
+    ]);
+    await queue.drain();
+    const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(owner));
+
+    // Assess
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(log.body.meta.total).toBe(1);
+    expect(hook.received).toHaveLength(1);
   });
 });
 
