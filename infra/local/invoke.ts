@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { lambdaContext } from '#infra/local/lambda-context';
-import { readServerlessRoutes } from '#infra/local/serverless-routes';
+import { readServerlessFunctions } from '#infra/local/serverless-routes';
 import { ensureTable } from '#infra/local/table';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -22,7 +22,7 @@ if (!functionName || !eventFile) {
   process.exit(2);
 }
 
-const functions = new Map(readServerlessRoutes().map((route) => [route.fn.name, route.fn]));
+const functions = new Map(readServerlessFunctions().map((fn) => [fn.name, fn]));
 const fn = functions.get(functionName);
 if (!fn) {
   console.error(

@@ -28,25 +28,71 @@ export interface ApiRoute {
   isDefault: boolean;
 }
 
+type ScheduleEvent = string | { rate: string | string[]; enabled?: boolean };
+
+interface FunctionDefinition {
+  handler: string;
+  events?: Array<{ httpApi?: string | { method: string; path: string }; schedule?: ScheduleEvent }>;
+}
+
 interface ServerlessFile {
-  functions?: Record<
-    string,
-    { handler: string; events?: Array<{ httpApi?: string | { method: string; path: string } }> }
-  >;
+  functions?: Record<string, FunctionDefinition>;
+}
+
+/** Every function of serverless.yml with its definition. */
+function readDefinitions(file: string): Array<{ fn: ServerlessFunction; definition: FunctionDefinition }> {
+  const doc = parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as ServerlessFile;
+  return Object.entries(doc.functions ?? {}).map(([name, definition]) => {
+    const dot = definition.handler.lastIndexOf('.');
+    const module = definition.handler.slice(0, dot);
+    const fn = { name, module, exportName: definition.handler.slice(dot + 1), group: basename(module) };
+    return { fn, definition };
+  });
+}
+
+/** Every function of serverless.yml, whatever triggers it (HTTP, queue, schedule). */
+export const readServerlessFunctions = (file = 'serverless.yml'): ServerlessFunction[] =>
+  readDefinitions(file).map(({ fn }) => fn);
+
+export interface Schedule {
+  fn: ServerlessFunction;
+  /** The expression as written, e.g. `rate(1 minute)`. */
+  expression: string;
+  everyMs: number;
+}
+
+const RATE_UNITS_MS: Record<string, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+/**
+ * The milliseconds between runs of an EventBridge `rate(…)` expression. Local runs know no cron
+ * expressions: a function scheduled by one must say so in its own way, so this refuses it by name.
+ *
+ * @example rateMs('rate(5 minutes)') // 300000
+ */
+export function rateMs(expression: string): number {
+  const match = /^rate\((\d+) (minute|hour|day)s?\)$/.exec(expression.trim());
+  if (!match) throw new Error(`Only rate(n minutes|hours|days) schedules run locally, not ${expression}`);
+  return Number(match[1]) * (RATE_UNITS_MS[match[2] as string] as number);
+}
+
+/** The enabled `schedule` events declared in serverless.yml. */
+export function readServerlessSchedules(file = 'serverless.yml'): Schedule[] {
+  const schedules: Schedule[] = [];
+  for (const { fn, definition } of readDefinitions(file)) {
+    for (const event of definition.events ?? []) {
+      const schedule = event.schedule;
+      if (schedule === undefined) continue;
+      if (typeof schedule !== 'string' && schedule.enabled === false) continue;
+      const rates = typeof schedule === 'string' ? [schedule] : [schedule.rate].flat();
+      for (const expression of rates) schedules.push({ fn, expression, everyMs: rateMs(expression) });
+    }
+  }
+  return schedules;
 }
 
 export function readServerlessRoutes(file = 'serverless.yml'): ApiRoute[] {
-  const doc = parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as ServerlessFile;
   const routes: ApiRoute[] = [];
-  for (const [name, definition] of Object.entries(doc.functions ?? {})) {
-    const dot = definition.handler.lastIndexOf('.');
-    const module = definition.handler.slice(0, dot);
-    const fn: ServerlessFunction = {
-      name,
-      module,
-      exportName: definition.handler.slice(dot + 1),
-      group: basename(module),
-    };
+  for (const { fn, definition } of readDefinitions(file)) {
     for (const event of definition.events ?? []) {
       const httpApi = event.httpApi;
       if (httpApi === undefined) continue;

@@ -9,6 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoLocal, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { type Gateway, startGateway } from '#infra/local/gateway';
 import { freePort, portInUse } from '#infra/local/ports';
+import { type LocalSchedules, startSchedules } from '#infra/local/schedules';
 import { ensureTable } from '#infra/local/table';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
 
   let dynamo: DynamoLocal | undefined;
   let gateway: Gateway | undefined;
+  let schedules: LocalSchedules | undefined;
   let stopping = false;
   const runtimeFile = resolve(dataDir, 'runtime.json');
 
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     console.log('\nStopping…');
+    schedules?.stop();
     await gateway?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => undefined);
     rmSync(runtimeFile, { force: true });
@@ -72,6 +75,7 @@ async function main(): Promise<void> {
       port: config.port,
       onRequest: process.env.QUIET ? undefined : (line) => console.log(line),
     });
+    schedules = startSchedules();
     writeFileSync(
       runtimeFile,
       JSON.stringify(
@@ -91,6 +95,7 @@ async function main(): Promise<void> {
         `  Data     ${dataDir}${created ? ' (new table created)' : ''}`,
         `  Payments ${config.stripeSecretKey ? 'Stripe' : `local provider, webhook secret ${(await import('#lib/wiring-payments')).paymentsWebhookSecret()}`}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
+        `  Schedules ${schedules.schedules.map((schedule) => `${schedule.fn.name} ${schedule.expression}`).join(', ') || 'none'}`,
         '',
         'Press Ctrl-C to stop.',
       ].join('\n'),

@@ -1,0 +1,78 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { rateMs, readServerlessSchedules } from '#infra/local/serverless-routes';
+
+/** The schedules npm start runs: read from serverless.yml, as the gateway reads its routes. */
+describe('rateMs', () => {
+  it('reads EventBridge rate expressions in minutes, hours and days, singular or plural', () => {
+    expect(rateMs('rate(1 minute)')).toBe(60_000);
+    expect(rateMs('rate(5 minutes)')).toBe(300_000);
+    expect(rateMs('rate(2 hours)')).toBe(7_200_000);
+    expect(rateMs('rate(1 day)')).toBe(86_400_000);
+  });
+
+  it('refuses cron expressions and malformed rates by name', () => {
+    expect(() => rateMs('cron(0 12 * * ? *)')).toThrow(
+      'Only rate(n minutes|hours|days) schedules run locally',
+    );
+    expect(() => rateMs('rate(often)')).toThrow('rate(often)');
+  });
+});
+
+describe('readServerlessSchedules', () => {
+  it('finds the webhook sweeper of serverless.yml, every minute', () => {
+    // Act
+    const schedules = readServerlessSchedules();
+
+    // Assess
+    expect(
+      schedules.map(({ fn, expression, everyMs }) => ({
+        name: fn.name,
+        module: fn.module,
+        expression,
+        everyMs,
+      })),
+    ).toEqual([
+      {
+        name: 'webhookSweeper',
+        module: 'functions/schedule/webhook-sweeper',
+        expression: 'rate(1 minute)',
+        everyMs: 60_000,
+      },
+    ]);
+  });
+
+  it('reads the object form with one or several rates, and leaves disabled schedules out', () => {
+    // Prepare
+    const file = join(mkdtempSync(join(tmpdir(), 'aos-sls-')), 'serverless.yml');
+    writeFileSync(
+      file,
+      [
+        'functions:',
+        '  often:',
+        '    handler: functions/schedule/often.handler',
+        '    events:',
+        '      - schedule: { rate: [rate(5 minutes), rate(1 hour)] }',
+        '  off:',
+        '    handler: functions/schedule/off.handler',
+        '    events:',
+        '      - schedule: { rate: rate(1 day), enabled: false }',
+        '  web:',
+        '    handler: functions/http/web.handler',
+        '    events:',
+        "      - httpApi: 'GET /api/web'",
+      ].join('\n'),
+    );
+
+    // Act
+    const schedules = readServerlessSchedules(file);
+
+    // Assess
+    expect(schedules.map(({ fn, everyMs }) => [fn.name, fn.exportName, everyMs])).toEqual([
+      ['often', 'handler', 300_000],
+      ['often', 'handler', 3_600_000],
+    ]);
+  });
+});
