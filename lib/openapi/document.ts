@@ -34,6 +34,7 @@ const API_DESCRIPTION = `JSON REST API that runs automated agents and the work t
 - Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).
 - Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN (403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).
 - Any route that reads or writes data answers 503 SERVICE_UNAVAILABLE with \`Retry-After\` when the database cannot be reached or is throttling after the service's own retries; nothing was changed, so the request can be sent again.
+- Rate limits: per organization (its tier's limits), or per source IP without a credential, in fixed minute and hour windows; every response carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (epoch seconds) for the window with the fewest requests left (on task creation, its own limit of 30 a minute counts as a window too), and a 429 carries \`Retry-After\`.
 - CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.
 
 **Authentication and tenancy**

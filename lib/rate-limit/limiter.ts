@@ -76,10 +76,15 @@ export async function countRequest(
   };
 }
 
-/** The window with fewer requests left, which is the one the headers describe. */
+/**
+ * The window with the fewest requests left, which is the one the headers describe: the minute, the
+ * hour, or on a route with a bucket of its own (task creation) that bucket, so that a 429 from it
+ * reads `X-RateLimit-Limit: 30`, `Remaining: 0`.
+ */
 export function tightest(state: RateState): WindowState {
   const left = (window: WindowState) => window.limit - window.count;
-  return left(state.minute) <= left(state.hour) ? state.minute : state.hour;
+  const windows = state.bucket ? [state.minute, state.hour, state.bucket] : [state.minute, state.hour];
+  return windows.reduce((tighter, window) => (left(window) < left(tighter) ? window : tighter));
 }
 
 /** Seconds until the caller may send again, or 0 when within every limit. */

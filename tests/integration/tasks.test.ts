@@ -1153,9 +1153,12 @@ describe('task creation limit', () => {
 
     // Act
     const statuses: number[] = [];
+    const remaining: string[] = [];
     for (let i = 1; i <= 30; i++) {
       const path = i % 2 ? '/tasks' : '/v1/public/tasks';
-      statuses.push((await call(limited, 'POST', path, as(owner, { body: { title: `Task ${i}` } }))).status);
+      const response = await call(limited, 'POST', path, as(owner, { body: { title: `Task ${i}` } }));
+      statuses.push(response.status);
+      remaining.push(response.headers['X-RateLimit-Remaining'] as string);
     }
     const refused = await call(limited, 'POST', '/tasks', as(owner, { body: { title: 'One too many' } }));
     const refusedPublic = await call(
@@ -1174,7 +1177,14 @@ describe('task creation limit', () => {
       const retryAfter = Number(response.headers['Retry-After']);
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      // The headers describe the bucket that refused the request, not the tier's roomier minute.
+      expect(response.headers).toMatchObject({
+        'X-RateLimit-Limit': '30',
+        'X-RateLimit-Remaining': '0',
+        'X-RateLimit-Reset': String(minute / 1000 + 120),
+      });
     }
+    expect(remaining.slice(0, 3)).toEqual(['29', '28', '27']);
     expect(list.status).toBe(200);
     expect(list.body.meta.total).toBe(30);
   });

@@ -63,7 +63,7 @@ export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
 };
 
 /**
- * Writes X-RateLimit-Limit, -Remaining and -Reset (epoch seconds) for the tighter window on every
+ * Writes X-RateLimit-Limit, -Remaining and -Reset (epoch seconds) for the tightest window on every
  * response, errors included. Registered before the error envelope so that it runs after it.
  */
 export const rateLimitHeaders = (): HttpMiddleware => {
