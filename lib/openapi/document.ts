@@ -140,7 +140,11 @@ function errorStatuses(route: RouteDef): number[] {
     statuses.add(413);
   }
   if (route.auth !== 'none') statuses.add(401);
-  if (route.auth === 'bearer') statuses.add(403);
+  if (route.auth === 'bearer') {
+    statuses.add(403);
+    // Authenticating reads the table, so every bearer route answers 503 while the database is down.
+    statuses.add(503);
+  }
   if (route.params) statuses.add(404);
   for (const status of route.errors ?? []) statuses.add(status);
   return [...statuses].sort((a, b) => a - b);

@@ -39,6 +39,16 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('lists 503 with Retry-After semantics on every route that authenticates a bearer', () => {
+    for (const route of allRoutes.filter((candidate) => candidate.auth === 'bearer')) {
+      const item = document.paths[route.path] as Record<string, { responses: Record<string, unknown> }>;
+      const responses = item[route.method.toLowerCase()]?.responses ?? {};
+      expect(responses['503'], `${route.method} ${route.path}`).toMatchObject({
+        description: expect.stringContaining('Retry-After'),
+      });
+    }
+  });
+
   it('writes the decisions on open questions into the document', () => {
     expect(document.info.description).toContain('/api/v1');
     expect(document.info.description).toContain('clamped to 200');
