@@ -109,7 +109,9 @@ export async function queuePrepared(event: PreparedEvent, deps: PublishDeps): Pr
 
 /**
  * Sends `type` with `data` to the organization's URL for it, if one is registered; otherwise does
- * nothing and returns undefined. Returns the pending delivery as soon as it is queued.
+ * nothing and returns undefined. Returns the pending delivery once it is written; its message is
+ * queued at once or, should the queue refuse, by the sweeper. For an event that announces a change,
+ * prefer `prepareEvent`, which writes the delivery with the change.
  *
  * @example
  * await publishEvent(orgId, 'agent_error', { agent, error }, { queue: messageQueue(), clock });
@@ -120,9 +122,11 @@ export async function publishEvent(
   data: Record<string, unknown>,
   deps: PublishDeps,
 ): Promise<WebhookDelivery | undefined> {
-  const url = (await readWebhookTargets(orgId))[type];
-  if (!url) return undefined;
-  return enqueueDelivery(orgId, { type, url, data }, deps);
+  const event = await prepareEvent(orgId, type, data, deps.clock.now());
+  if (!event) return undefined;
+  await putDelivery(event.delivery);
+  await queuePrepared(event, deps);
+  return toDelivery(event.delivery);
 }
 
 /**

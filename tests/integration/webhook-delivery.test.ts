@@ -4,9 +4,9 @@ import { handler as tenantConfig } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
 import type { MessageQueue } from '#lib/adapters/ports';
-import { systemClock } from '#lib/adapters/system-clock';
+import { fixedClock, systemClock } from '#lib/adapters/system-clock';
 import type { DeliveryDeps } from '#lib/webhooks/delivery';
-import { enqueueDelivery, publishEvent } from '#lib/webhooks/events';
+import { enqueueDelivery, publishEvent, requeueUnqueued } from '#lib/webhooks/events';
 import { useMessageQueue } from '#lib/wiring-queue';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
@@ -270,6 +270,37 @@ describe('publishEvent', () => {
       timestamp: expect.any(String),
       data: { task, tokens_used: 1234 },
     });
+  });
+
+  it('keeps the delivery pending when the queue refuses, and the sweeper sends it once a minute later', async () => {
+    // Prepare
+    const hook = await receiver(() => 200);
+    const { owner, options } = await tenantWithWebhook(hook.url);
+    const refusing: MessageQueue = {
+      send: async () => {
+        throw new Error('queue unavailable');
+      },
+    };
+
+    // Act
+    const delivery = await publishEvent(
+      owner.orgId,
+      'task_completed',
+      { task: { id: 9 } },
+      { queue: refusing, clock: systemClock },
+    );
+    await queue.drain();
+    const before = hook.received.length;
+    const swept = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) });
+    await queue.drain();
+
+    // Assess
+    expect(delivery).toMatchObject({ status: 'pending', attempts: [] });
+    expect(before).toBe(0);
+    expect(swept).toBe(1);
+    expect(hook.received).toHaveLength(1);
+    const logged = await getDelivery(options, delivery?.id as string);
+    expect(logged.body.data).toMatchObject({ status: 'succeeded', attempts: [{ status_code: 200 }] });
   });
 
   it('does nothing for an event without a registered URL', async () => {
