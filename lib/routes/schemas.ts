@@ -21,6 +21,7 @@ export const integerId = (name: string) =>
     .string()
     .regex(/^\d{1,12}$/, `${name} must be a positive integer`)
     .transform(Number)
+    .refine((id) => id >= 1, `${name} must be a positive integer`)
     .meta({ description: `${name} (integer)` });
 
 export const username = z

@@ -1078,11 +1078,14 @@ describe('DELETE /tasks/{id}', () => {
 
     // Act
     const malformed = await deleteTask(owner, 'abc');
+    const zero = await deleteTask(owner, 0);
     const unknown = await deleteTask(owner, 4242);
 
     // Assess
     expect(malformed.status).toBe(400);
     expect(malformed.body).toEqual(invalid('params.id'));
+    expect(zero.status).toBe(400);
+    expect(zero.body).toEqual(invalid('params.id'));
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual(notFound);
   });
