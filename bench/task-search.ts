@@ -2,7 +2,8 @@
  * GET /tasks?q=… on one organization as it grows to 1,000 and 5,000 tasks: the DynamoDB calls and
  * items each search reads (counted by a middleware on the real client), and the time per request
  * (median and p90 over 30 requests, in process on DynamoDB Local). For comparison, the same figures
- * for an unfiltered page and a status-filtered page. Prints the figures; asserts nothing.
+ * for an unfiltered page, a status-filtered page, `next`, and one assignee's tasks (20 assignees share
+ * the work). Prints the figures; asserts nothing.
  *
  * Tasks are seeded through the domain's createTask (the HTTP route would stop at 30 creations a
  * minute), with titles and descriptions drawn from a fixed vocabulary so that every run is the same.
@@ -101,7 +102,9 @@ async function seedTo(count: number): Promise<void> {
           {
             title: `${sentence(4)} ${index}`,
             description: sentence(25),
-            status: index % 4 === 0 ? 'in_progress' : 'todo',
+            status: index % 3 === 0 ? 'in_progress' : 'todo',
+            // 20 agents share the work: each holds 5% of the tasks.
+            assignee: `agent-${index % 20}`,
           },
           { queue: memoryQueue({ consumers: {} }) },
         ),
@@ -130,7 +133,7 @@ async function measure(label: string, query: Record<string, string>): Promise<vo
   const callList = [...calls.entries()].map(([name, n]) => `${n} ${name}`).join(', ');
   const total = [...calls.values()].reduce((sum, n) => sum + n, 0);
   console.log(
-    `  ${label.padEnd(34)} status ${first.status}, total ${String(first.body.meta?.total).padStart(4)}; ` +
+    `  ${label.padEnd(38)} status ${first.status}, total ${String(first.body.meta?.total).padStart(4)}; ` +
       `${total} calls (${callList}), ${itemsRead} items read; ` +
       `median ${times[15]?.toFixed(1)} ms, p90 ${times[27]?.toFixed(1)} ms`,
   );
@@ -150,6 +153,9 @@ for (const size of [1000, 5000]) {
   await measure('no filter (first page of 50)', {});
   await measure('status=in_progress', { status: 'in_progress' });
   await measure('next=true', { next: 'true' });
+  await measure('assignee=agent-7 (5% of the tasks)', { assignee: 'agent-7' });
+  await measure('assignee=agent-7&status=in_progress', { assignee: 'agent-7', status: 'in_progress' });
+  await measure('next=true&assignee=agent-7', { next: 'true', assignee: 'agent-7' });
 }
 await dynamo.stop();
 process.exit(0);

@@ -7,12 +7,14 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  *
  * | record | pk | sk | indexes |
  * |---|---|---|---|
- * | task | `T#<org>` | `TASK#<id>` | gsi1 by status: `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2, todo only, by assignee: `T#<org>#TODO#<assignee>` / `<priority>#<id>` |
+ * | task | `T#<org>` | `TASK#<id>` | gsi1 by status: `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2 by assignee: `T#<org>#ASSIGNEE#<assignee>` / `<status>#<priority>#<id>` |
  * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | the reverse of a dependent's `depends_on`, for `blocking.blocks` |
  * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of the folded title>` | held while the task is open: the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
  *
- * Both index sort keys begin with the priority, so `next` is the first item of a Query.
+ * Within a status, both index sort keys run by priority and then id, so `next` is the first item of a
+ * Query: of the status partition, or of the assignee's partition narrowed to `todo#`. An assignee's
+ * tasks, of any or some states, are one Query away.
  */
 export const taskKeys = {
   byId: (orgId: string, id: number): TableKey => ({ pk: tenantPk(orgId), sk: `TASK#${pad(id)}` }),
@@ -20,8 +22,13 @@ export const taskKeys = {
   counter: 'tasks',
   count: (orgId: string): TableKey => ({ pk: tenantPk(orgId), sk: 'TASKCOUNT' }),
   byStatusPk: (orgId: string, status: TaskStatus): string => `${tenantPk(orgId)}#TASKS#${status}`,
-  todoByAssigneePk: (orgId: string, assigneeKey: string): string => `${tenantPk(orgId)}#TODO#${assigneeKey}`,
+  byAssigneePk: (orgId: string, assigneeKey: string): string => `${tenantPk(orgId)}#ASSIGNEE#${assigneeKey}`,
   indexSort: (priority: TaskPriority, id: number): string => `${priority}#${pad(id)}`,
+  /** The assignee index's sort key: by status, then as the status index sorts. */
+  assigneeSort: (status: TaskStatus, priority: TaskPriority, id: number): string =>
+    `${status}#${priority}#${pad(id)}`,
+  /** The assignee index's sort key prefix of one status. */
+  assigneeStatusPrefix: (status: TaskStatus): string => `${status}#`,
   dependent: (orgId: string, id: number, dependentId: number): TableKey => ({
     pk: tenantPk(orgId),
     sk: `TASKBLOCKS#${pad(id)}#${pad(dependentId)}`,
@@ -33,7 +40,7 @@ export const taskKeys = {
   }),
 };
 
-/** The todo index's partition for tasks without an assignee. */
+/** The assignee index's partition for tasks without an assignee. */
 export const UNASSIGNED = '-';
 
 /** Titles compare ignoring case and runs of white space. */
@@ -66,8 +73,8 @@ export interface TaskItem extends TaskFields {
   sk: string;
   gsi1pk: string;
   gsi1sk: string;
-  gsi2pk?: string;
-  gsi2sk?: string;
+  gsi2pk: string;
+  gsi2sk: string;
   id: number;
   /** Raised by every write; each write is conditional on the one it read. */
   version: number;
@@ -79,13 +86,11 @@ export interface TaskItem extends TaskFields {
 
 /** The index attributes that follow from a task's fields. */
 export function taskIndexes(orgId: string, id: number, fields: TaskFields) {
-  const sort = taskKeys.indexSort(fields.priority, id);
   return {
     gsi1pk: taskKeys.byStatusPk(orgId, fields.status),
-    gsi1sk: sort,
-    ...(fields.status === 'todo'
-      ? { gsi2pk: taskKeys.todoByAssigneePk(orgId, assigneeKey(fields.assignee)), gsi2sk: sort }
-      : {}),
+    gsi1sk: taskKeys.indexSort(fields.priority, id),
+    gsi2pk: taskKeys.byAssigneePk(orgId, assigneeKey(fields.assignee)),
+    gsi2sk: taskKeys.assigneeSort(fields.status, fields.priority, id),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Principal, RequestContext } from '#lib/context';
 import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
-import { table } from '#lib/db/table';
+import { type QueryInput, table } from '#lib/db/table';
 import { ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { hasOpenDependency } from '#lib/tasks/dependencies';
@@ -15,6 +15,7 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  * its filters select, by the cheapest route:
  *
  * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
+ * - `assignee`: the assignee index, all of the assignee's tasks or one Query per status asked for;
  * - `status`: one Query of the status index per status asked for;
  * - otherwise the task collection itself, newest first.
  *
@@ -72,6 +73,9 @@ export async function listTaskItems(
       page,
     );
   }
+  if (filter.assignee !== undefined) {
+    return window((await byAssignee(orgId, filter.assignee, filter.statuses)).filter(keep), page);
+  }
   if (filter.statuses) {
     const perStatus = await Promise.all(
       [...new Set(filter.statuses)].map((status) => byStatus(orgId, status)),
@@ -122,20 +126,45 @@ function window(items: TaskItem[], page: PageRequest): Page<TaskItem> {
   return { items: items.slice(page.offset, page.offset + page.limit), total: items.length };
 }
 
-async function byStatus(orgId: string, status: TaskStatus): Promise<TaskItem[]> {
+/** Every item a Query selects, following its pages. */
+async function readAll(input: QueryInput): Promise<TaskItem[]> {
   const items: TaskItem[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await table.query({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
-      ExclusiveStartKey: startKey,
-    });
+    const result = await table.query({ ...input, ExclusiveStartKey: startKey });
     items.push(...((result.Items ?? []) as TaskItem[]));
     startKey = result.LastEvaluatedKey;
   } while (startKey);
   return items;
+}
+
+const byStatus = (orgId: string, status: TaskStatus): Promise<TaskItem[]> =>
+  readAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
+  });
+
+/** The assignee's tasks: all of them, or one Query per status asked for. */
+async function byAssignee(orgId: string, assignee: string, statuses?: TaskStatus[]): Promise<TaskItem[]> {
+  const pk = taskKeys.byAssigneePk(orgId, assigneeKey(assignee));
+  if (!statuses) {
+    return readAll({
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+    });
+  }
+  const perStatus = await Promise.all(
+    [...new Set(statuses)].map((status) =>
+      readAll({
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :pk AND begins_with(gsi2sk, :status)',
+        ExpressionAttributeValues: { ':pk': pk, ':status': taskKeys.assigneeStatusPrefix(status) },
+      }),
+    ),
+  );
+  return perStatus.flat();
 }
 
 /** Candidates are read this many at a time, in priority order, until one is not held up. */
@@ -143,24 +172,33 @@ const NEXT_BATCH = 25;
 
 /**
  * The highest-priority `todo` task (P0 first, then the oldest) of `assignee` (of anybody when
- * absent) whose dependencies are all done or cancelled; undefined when there is none. Reads the todo
- * index in order, so the usual answer costs one Query.
+ * absent) whose dependencies are all done or cancelled; undefined when there is none. Reads todo
+ * tasks in index order (the status index, or the assignee's `todo#` range), so the usual answer costs
+ * one Query.
  */
 export async function nextTaskItem(
   orgId: string,
   filter: { assignee?: string; productSlug?: string },
 ): Promise<TaskItem | undefined> {
-  const byAssignee = filter.assignee !== undefined;
+  const todo: QueryInput =
+    filter.assignee === undefined
+      ? {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, 'todo') },
+        }
+      : {
+          IndexName: 'gsi2',
+          KeyConditionExpression: 'gsi2pk = :pk AND begins_with(gsi2sk, :todo)',
+          ExpressionAttributeValues: {
+            ':pk': taskKeys.byAssigneePk(orgId, assigneeKey(filter.assignee)),
+            ':todo': taskKeys.assigneeStatusPrefix('todo'),
+          },
+        };
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.query({
-      IndexName: byAssignee ? 'gsi2' : 'gsi1',
-      KeyConditionExpression: byAssignee ? 'gsi2pk = :pk' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: {
-        ':pk': byAssignee
-          ? taskKeys.todoByAssigneePk(orgId, assigneeKey(filter.assignee ?? null))
-          : taskKeys.byStatusPk(orgId, 'todo'),
-      },
+      ...todo,
       ScanIndexForward: true,
       Limit: NEXT_BATCH,
       ExclusiveStartKey: startKey,

@@ -342,10 +342,8 @@ async function updateOnce(
   const now = ctx.clock.now();
   const at = now.toISOString();
   const completes = status === 'done' && before.status !== 'done';
-  // The todo index holds only todo tasks: a task leaving todo takes its index keys with it.
-  const { gsi2pk: _leavesTodo, gsi2sk: _leavesTodoSort, ...kept } = before;
   const after: TaskItem = {
-    ...kept,
+    ...before,
     ...fields,
     ...taskIndexes(orgId, id, fields),
     version: before.version + 1,

@@ -732,6 +732,31 @@ describe('GET /tasks', () => {
     expect(idsOf(notNext)).toEqual([release.id]);
   });
 
+  it('lists a task under its current assignee and status after it is reassigned and moved', async () => {
+    // Prepare
+    const owner = await newUser('owner');
+    const task = await createTask(owner, { title: 'Triage reports', assignee: 'alice' });
+    await createTask(owner, { title: 'Unrelated', assignee: 'bob', status: 'review' });
+
+    // Act
+    const moved = await patchTask(owner, task.id, { assignee: 'Bob', status: 'in_progress' });
+    const forAlice = await listTasks(owner, { assignee: 'alice' });
+    const forBob = await listTasks(owner, { assignee: 'bob' });
+    const bobInProgress = await listTasks(owner, { assignee: 'BOB', status: 'in_progress' });
+    const bobTodo = await listTasks(owner, { assignee: 'bob', status: 'todo' });
+    const unassigned = await patchTask(owner, task.id, { assignee: null });
+    const bobAfter = await listTasks(owner, { assignee: 'bob', status: 'in_progress' });
+
+    // Assess
+    expect(moved.status).toBe(200);
+    expect(forAlice.body.meta.total).toBe(0);
+    expect(forBob.body.meta.total).toBe(2);
+    expect(bobInProgress.body).toEqual({ data: [moved.body.data], meta: { total: 1, limit: 50, offset: 0 } });
+    expect(bobTodo.body.meta.total).toBe(0);
+    expect(unassigned.status).toBe(200);
+    expect(bobAfter.body.meta.total).toBe(0);
+  });
+
   it('pages a filtered list with the filtered total', async () => {
     // Prepare
     const owner = await newUser('owner');
