@@ -138,31 +138,33 @@ async function readAll(input: QueryInput): Promise<TaskItem[]> {
   return items;
 }
 
-const byStatus = (orgId: string, status: TaskStatus): Promise<TaskItem[]> =>
-  readAll({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
-  });
+/** The status index: an organization's tasks of one status, by priority and then id. */
+const statusQuery = (orgId: string, status: TaskStatus): QueryInput => ({
+  IndexName: 'gsi1',
+  KeyConditionExpression: 'gsi1pk = :pk',
+  ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
+});
 
-/** The assignee's tasks: all of them, or one Query per status asked for. */
-async function byAssignee(orgId: string, assignee: string, statuses?: TaskStatus[]): Promise<TaskItem[]> {
+/** The assignee index: an assignee's tasks, all of them or of one status (then by priority and id). */
+function assigneeQuery(orgId: string, assignee: string, status?: TaskStatus): QueryInput {
   const pk = taskKeys.byAssigneePk(orgId, assigneeKey(assignee));
-  if (!statuses) {
-    return readAll({
-      IndexName: 'gsi2',
-      KeyConditionExpression: 'gsi2pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-    });
-  }
-  const perStatus = await Promise.all(
-    [...new Set(statuses)].map((status) =>
-      readAll({
+  return status === undefined
+    ? { IndexName: 'gsi2', KeyConditionExpression: 'gsi2pk = :pk', ExpressionAttributeValues: { ':pk': pk } }
+    : {
         IndexName: 'gsi2',
         KeyConditionExpression: 'gsi2pk = :pk AND begins_with(gsi2sk, :status)',
         ExpressionAttributeValues: { ':pk': pk, ':status': taskKeys.assigneeStatusPrefix(status) },
-      }),
-    ),
+      };
+}
+
+const byStatus = (orgId: string, status: TaskStatus): Promise<TaskItem[]> =>
+  readAll(statusQuery(orgId, status));
+
+/** The assignee's tasks: all of them, or one Query per status asked for. */
+async function byAssignee(orgId: string, assignee: string, statuses?: TaskStatus[]): Promise<TaskItem[]> {
+  if (!statuses) return readAll(assigneeQuery(orgId, assignee));
+  const perStatus = await Promise.all(
+    [...new Set(statuses)].map((status) => readAll(assigneeQuery(orgId, assignee, status))),
   );
   return perStatus.flat();
 }
@@ -180,21 +182,10 @@ export async function nextTaskItem(
   orgId: string,
   filter: { assignee?: string; productSlug?: string },
 ): Promise<TaskItem | undefined> {
-  const todo: QueryInput =
+  const todo =
     filter.assignee === undefined
-      ? {
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, 'todo') },
-        }
-      : {
-          IndexName: 'gsi2',
-          KeyConditionExpression: 'gsi2pk = :pk AND begins_with(gsi2sk, :todo)',
-          ExpressionAttributeValues: {
-            ':pk': taskKeys.byAssigneePk(orgId, assigneeKey(filter.assignee)),
-            ':todo': taskKeys.assigneeStatusPrefix('todo'),
-          },
-        };
+      ? statusQuery(orgId, 'todo')
+      : assigneeQuery(orgId, filter.assignee, 'todo');
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.query({
