@@ -98,6 +98,25 @@ export class ConflictError extends AppError {
   }
 }
 
+/**
+ * A conditional write was refused. `reason` is the code the writer gave the condition (`duplicate`,
+ * `stale`, `slug-taken`…), so callers tell conditions apart by code, never by message or SDK error name.
+ * Unhandled, it answers 409 like any other conflict.
+ */
+export class ConditionFailedError extends ConflictError {
+  constructor(
+    readonly reason: string,
+    message = 'The record was changed by another request; try again',
+  ) {
+    super(message);
+    this.name = 'ConditionFailedError';
+  }
+}
+
+/** Whether `error` is a refused condition, with the given reason code when one is named. */
+export const isConditionFailed = (error: unknown, reason?: string): error is ConditionFailedError =>
+  error instanceof ConditionFailedError && (reason === undefined || error.reason === reason);
+
 export class PayloadTooLargeError extends AppError {
   constructor(limitBytes: number) {
     super(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes`);

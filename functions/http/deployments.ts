@@ -1,7 +1,7 @@
+import * as Deployments from '#lib/deployments/deployments';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { listOf } from '#lib/http/results';
 import { listDeployments } from '#lib/routes/deployments';
-import * as Deployments from '#lib/webhooks-inbound/deployments';
 
 export const handler = groupHandler('deployments', [
   route(listDeployments, async ({ query, ctx }) => {

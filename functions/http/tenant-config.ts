@@ -9,9 +9,9 @@ import {
   sendTestWebhook,
   updateTenantConfig,
 } from '#lib/routes/tenant-config';
-import * as Deliveries from '#lib/webhooks/deliveries';
-import * as Events from '#lib/webhooks/events';
-import * as TenantConfig from '#lib/webhooks/tenant-config';
+import * as Deliveries from '#lib/webhooks/outbound/delivery-records';
+import * as Events from '#lib/webhooks/outbound/events';
+import * as TenantConfig from '#lib/webhooks/outbound/tenant-config';
 import { keyManagement } from '#lib/wiring-keys';
 import { messageQueue } from '#lib/wiring-queue';
 

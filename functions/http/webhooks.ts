@@ -1,8 +1,8 @@
 import { groupHandler, type RouteBinding, route } from '#lib/http/group-handler';
 import { chatWebhook, deployWebhook, gitWebhook } from '#lib/routes/webhooks';
-import { receiveChatMessage } from '#lib/webhooks-inbound/chat-messages';
-import { receiveDeployWebhook } from '#lib/webhooks-inbound/deploy-events';
-import { receiveGitWebhook } from '#lib/webhooks-inbound/git-push';
+import { receiveChatMessage } from '#lib/webhooks/inbound/chat-messages';
+import { receiveDeployWebhook } from '#lib/webhooks/inbound/deploy-events';
+import { receiveGitWebhook } from '#lib/webhooks/inbound/git-push';
 import { keyManagement } from '#lib/wiring-keys';
 
 /** Exported so that tests can serve the same routes with a clock they set (the replay window). */

@@ -1,15 +1,15 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { config } from '#lib/config';
 import { processPartialBatch } from '#lib/queue/partial-batch';
-import { DeliveryMessage } from '#lib/webhooks/deliveries';
 import {
   ATTEMPT_TIMEOUT_MS,
   CLAIM_LEASE_MS,
   DEFAULT_RETRY_DELAYS_SECONDS,
   type DeliveryDeps,
   processDeliveryMessage,
-} from '#lib/webhooks/delivery';
-import { dnsLookup } from '#lib/webhooks/targets';
+} from '#lib/webhooks/outbound/delivery-attempts';
+import { DeliveryMessage } from '#lib/webhooks/outbound/delivery-records';
+import { dnsLookup } from '#lib/webhooks/outbound/targets';
 import { clock } from '#lib/wiring';
 import { keyManagement } from '#lib/wiring-keys';
 import { messageQueue } from '#lib/wiring-queue';

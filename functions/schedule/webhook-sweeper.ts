@@ -1,5 +1,5 @@
 import type { ScheduledEvent } from 'aws-lambda';
-import { requeueUnqueued } from '#lib/webhooks/events';
+import { requeueUnqueued } from '#lib/webhooks/outbound/events';
 import { clock } from '#lib/wiring';
 import { messageQueue } from '#lib/wiring-queue';
 

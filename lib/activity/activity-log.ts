@@ -1,9 +1,8 @@
 import type { Principal } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
-import { randomBase62 } from '#lib/identity/secrets';
 
 /**
  * The organization's activity log: who did what to which record, when. Entries are append-only and
@@ -48,7 +47,7 @@ function activityItem(orgId: string, entry: ActivityEntry, now: Date) {
  * await transact([productPut, activityWrite(orgId, { ...activityActor(principal), action: 'product.created' }, now)]);
  */
 export function activityWrite(orgId: string, entry: ActivityEntry, now: Date): TransactItem {
-  return { Put: { TableName: TABLE, Item: activityItem(orgId, entry, now) } };
+  return { Put: { Item: activityItem(orgId, entry, now) } };
 }
 
 export async function recordActivity(orgId: string, entry: ActivityEntry, now: Date): Promise<void> {

@@ -22,14 +22,13 @@ import {
 } from '#lib/billing/usage';
 import type { Tier } from '#lib/config';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
-import { randomBase62, sha256 } from '#lib/identity/secrets';
 
 /** Billing for bearer callers: the active organization's subscription, purchases, usage and plan. */
 
@@ -385,7 +384,6 @@ export async function changePlan(
     [
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.organization(orgId),
           UpdateExpression: 'SET tier = :tier, updated_at = :now',
           // Another plan change in between would make this one's usage check stale.

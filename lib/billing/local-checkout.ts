@@ -8,7 +8,7 @@ import type { RequestContext } from '#lib/context';
 import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
-import type { WebhookReceipt } from '#lib/webhooks-inbound/deliveries';
+import type { WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 
 /**
  * The local stand-in for Stripe's hosted checkout (local provider only). The page shows what is being

@@ -3,7 +3,6 @@ import { findPackage, findTier } from '#lib/billing/catalogue';
 import { billingKeys, SEEN_EVENT_TTL_SECONDS } from '#lib/billing/keys';
 import type { Tier } from '#lib/config';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
 import { table } from '#lib/db/table';
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { UnauthorizedError } from '#lib/errors';
@@ -12,7 +11,7 @@ import { getOrganizationItem } from '#lib/identity/organizations';
 import { getUserItem } from '#lib/identity/users';
 import { logger } from '#lib/logger';
 import { ledgerWrites } from '#lib/tokens/ledger';
-import { receipt, type WebhookAction, type WebhookReceipt } from '#lib/webhooks-inbound/deliveries';
+import { receipt, type WebhookAction, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 
 /**
  * POST /billing/webhook and POST /webhooks/payments (one implementation): Stripe events, verified with
@@ -87,7 +86,6 @@ export async function receivePaymentsWebhook(
   const at = now.toISOString();
   const guard: TransactItem = {
     Put: {
-      TableName: TABLE,
       Item: {
         ...billingKeys.seenEvent(event.id),
         event_id: event.id,
@@ -393,7 +391,6 @@ async function planSubscriptionDeleted(subscription: Json, now: Date): Promise<P
 export function orgTierUpdate(orgId: string, tier: Tier, now: Date): TransactItem {
   return {
     Update: {
-      TableName: TABLE,
       Key: identityKeys.organization(orgId),
       UpdateExpression: 'SET tier = :tier, updated_at = :now',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deleted_at)',
@@ -414,7 +411,6 @@ export function subscriptionUpdate(orgId: string, now: Date, fields: Record<stri
   });
   return {
     Update: {
-      TableName: TABLE,
       Key: billingKeys.subscription(orgId),
       UpdateExpression: `SET ${sets.join(', ')}, created_at = if_not_exists(created_at, :created)`,
       ExpressionAttributeNames: names,
@@ -439,7 +435,6 @@ function paymentRecord(
   const at = now.toISOString();
   return {
     Put: {
-      TableName: TABLE,
       Item: {
         ...billingKeys.payment(orgId, at, eventId),
         org_id: orgId,
@@ -454,7 +449,6 @@ function paymentRecord(
 function customerLink(customerId: string, orgId: string, now: Date): TransactItem {
   return {
     Put: {
-      TableName: TABLE,
       Item: {
         ...billingKeys.customer(customerId),
         customer_id: customerId,

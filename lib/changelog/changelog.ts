@@ -1,4 +1,3 @@
-import { TABLE } from '#lib/db/client';
 import { pad, tenantPk } from '#lib/db/keys';
 import type { TransactItem } from '#lib/db/transactions';
 
@@ -24,7 +23,6 @@ export function changelogWrite(orgId: string, entry: ChangelogEntry, now: Date):
   const id = `${at}#${pad(entry.task_id ?? 0)}`;
   return {
     Put: {
-      TableName: TABLE,
       Item: { pk: tenantPk(orgId), sk: `CHANGELOG#${id}`, id, ...entry, created_at: at },
       ConditionExpression: 'attribute_not_exists(pk)',
     },

@@ -17,16 +17,23 @@ import {
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client';
+import { ConditionFailedError } from '#lib/errors';
+
+export { isConditionFailed } from '#lib/errors';
 
 /**
  * The table gateway: the single-item operations and Query on the service's one table, so that domain
  * modules speak in keys and expressions and never import the AWS SDK. The table name is filled in
- * here; everything else is DynamoDB's own request shape.
+ * here; everything else is DynamoDB's own request shape. A write refused by its ConditionExpression
+ * throws `ConditionFailedError` carrying the write's `reason` code (default `condition`).
  *
  * @example
  * const { Item } = await table.get({ Key: identityKeys.user(id) });
+ * await table.update({ Key, UpdateExpression, ConditionExpression: itemExists, reason: 'missing' });
  */
 type On<T> = Omit<T, 'TableName'>;
+/** A conditional write names why its condition exists, so a refusal can be told apart by code. */
+type Conditional<T> = On<T> & { reason?: string };
 interface Options {
   abortSignal?: AbortSignal;
 }
@@ -34,19 +41,32 @@ interface Options {
 export type QueryResult = QueryCommandOutput;
 export type QueryInput = On<QueryCommandInput>;
 
+async function conditional<T>(reason: string | undefined, send: () => Promise<T>): Promise<T> {
+  try {
+    return await send();
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      throw Object.assign(new ConditionFailedError(reason ?? 'condition'), { cause: error });
+    }
+    throw error;
+  }
+}
+
 export const table = {
   get: (input: On<GetCommandInput>, options?: Options): Promise<GetCommandOutput> =>
     db.send(new GetCommand({ ...input, TableName: TABLE }), options),
-  put: (input: On<PutCommandInput>, options?: Options): Promise<PutCommandOutput> =>
-    db.send(new PutCommand({ ...input, TableName: TABLE }), options),
-  update: (input: On<UpdateCommandInput>, options?: Options): Promise<UpdateCommandOutput> =>
-    db.send(new UpdateCommand({ ...input, TableName: TABLE }), options),
-  delete: (input: On<DeleteCommandInput>, options?: Options): Promise<DeleteCommandOutput> =>
-    db.send(new DeleteCommand({ ...input, TableName: TABLE }), options),
+  put: ({ reason, ...input }: Conditional<PutCommandInput>, options?: Options): Promise<PutCommandOutput> =>
+    conditional(reason, () => db.send(new PutCommand({ ...input, TableName: TABLE }), options)),
+  update: (
+    { reason, ...input }: Conditional<UpdateCommandInput>,
+    options?: Options,
+  ): Promise<UpdateCommandOutput> =>
+    conditional(reason, () => db.send(new UpdateCommand({ ...input, TableName: TABLE }), options)),
+  delete: (
+    { reason, ...input }: Conditional<DeleteCommandInput>,
+    options?: Options,
+  ): Promise<DeleteCommandOutput> =>
+    conditional(reason, () => db.send(new DeleteCommand({ ...input, TableName: TABLE }), options)),
   query: (input: QueryInput, options?: Options): Promise<QueryResult> =>
     db.send(new QueryCommand({ ...input, TableName: TABLE }), options),
 };
-
-/** Whether a write was refused by its ConditionExpression (the domain maps it to its own error). */
-export const isConditionFailed = (error: unknown): boolean =>
-  error instanceof ConditionalCheckFailedException;

@@ -1,15 +1,28 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client';
+import { itemIsNew } from '#lib/db/conditions';
 import { databaseUnavailable, isThrottledCancellation } from '#lib/db/unavailable';
-import { ConflictError } from '#lib/errors';
+import { ConditionFailedError, ConflictError } from '#lib/errors';
 
-export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export { itemExists, itemIsNew } from '#lib/db/conditions';
 
-/** An attribute that must not exist yet: the write creates the item or fails. */
-export const itemIsNew = 'attribute_not_exists(pk)';
-/** The item must already exist: an update never creates a half-filled record. */
-export const itemExists = 'attribute_exists(pk)';
+type SdkItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type On<T> = T extends object ? Omit<T, 'TableName'> : never;
+
+/**
+ * One write of a transaction: DynamoDB's own shape without the table name (the gateway fills it in),
+ * plus the `reason` code a refused condition of this write is reported under.
+ */
+export type TransactItem = (
+  | { Put: On<NonNullable<SdkItem['Put']>> }
+  | { Update: On<NonNullable<SdkItem['Update']>> }
+  | { Delete: On<NonNullable<SdkItem['Delete']>> }
+  | { ConditionCheck: On<NonNullable<SdkItem['ConditionCheck']>> }
+) & { reason?: string };
+
+/** What a refused condition becomes, by the write's reason code (or, for old callers, its index). */
+export type Conflicts = Record<string | number, () => Error>;
 
 /**
  * A guard item that makes a value unique across a scope (a slug in a tenant, an email in the instance).
@@ -21,49 +34,52 @@ export const uniqueKey = (scope: string, value: string) => ({
   sk: 'UNIQUE',
 });
 
-export function claimUnique(scope: string, value: string, owner: string): TransactItem {
+/** Claims a unique value; refused with reason `unique` (or the one given) when it is taken. */
+export function claimUnique(scope: string, value: string, owner: string, reason = 'unique'): TransactItem {
   return {
-    Put: {
-      TableName: TABLE,
-      Item: { ...uniqueKey(scope, value), owner },
-      ConditionExpression: itemIsNew,
-    },
+    Put: { Item: { ...uniqueKey(scope, value), owner }, ConditionExpression: itemIsNew },
+    reason,
   };
 }
 
 export function releaseUnique(scope: string, value: string): TransactItem {
-  return { Delete: { TableName: TABLE, Key: uniqueKey(scope, value) } };
+  return { Delete: { Key: uniqueKey(scope, value) } };
 }
 
 /** How often a transaction cancelled by a colliding one (not by a condition) is sent again. */
 const COLLISION_RETRIES = 3;
 
+function withTable({ reason: _reason, ...item }: TransactItem): SdkItem {
+  const [operation, input] = Object.entries(item)[0] as [string, object];
+  return { [operation]: { ...input, TableName: TABLE } } as SdkItem;
+}
+
 /**
- * Runs a `TransactWriteItems` (all items land or none do). When a condition fails, the reason at each
- * index is looked up in `conflicts` and thrown as that domain error, so a duplicate slug becomes a 409
- * right here instead of a 500 further up. A transaction that collided with another one in flight on the
- * same items (a product's task counts, say) changed nothing, so it is sent again after a short random
- * pause, a few times, before the caller hears 409.
+ * Runs a `TransactWriteItems` (all items land or none do). When a condition fails, the refused write's
+ * `reason` is looked up in `conflicts` (then its index) and thrown as that domain error, so a duplicate
+ * slug becomes a 409 right here instead of a 500 further up; an unmapped refusal throws
+ * `ConditionFailedError` with the reason code. A transaction that collided with another one in flight
+ * on the same items (a product's task counts, say) changed nothing, so it is sent again after a short
+ * random pause, a few times, before the caller hears 409.
  *
  * @example
- * await transact([claimUnique('product-slug#o1', slug, id), { Put: { TableName: TABLE, Item } }],
- *   { 0: () => new ConflictError('A product with this slug exists') });
+ * await transact([claimUnique(`product-slug#${org}`, slug, id, 'slug-taken'), { Put: { Item } }],
+ *   { 'slug-taken': () => new ConflictError('A product with this slug exists') });
  */
-export async function transact(
-  items: TransactItem[],
-  conflicts: Record<number, () => Error> = {},
-): Promise<void> {
+export async function transact(items: TransactItem[], conflicts: Conflicts = {}): Promise<void> {
+  const command = new TransactWriteCommand({ TransactItems: items.map(withTable) });
   for (let attempt = 0; ; attempt += 1) {
     try {
-      await db.send(new TransactWriteCommand({ TransactItems: items }));
+      await db.send(command);
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
       const reasons = error.CancellationReasons ?? [];
       for (const [index, reason] of reasons.entries()) {
         if (reason.Code !== 'ConditionalCheckFailed') continue;
-        const toError = conflicts[index];
-        throw toError ? toError() : new ConflictError('The record was changed by another request; try again');
+        const code = items[index]?.reason;
+        const toError = (code !== undefined ? conflicts[code] : undefined) ?? conflicts[index];
+        throw toError ? toError() : new ConditionFailedError(code ?? 'changed');
       }
       if (isThrottledCancellation(reasons)) throw databaseUnavailable(error);
       if (!reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;

@@ -1,6 +1,6 @@
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { UnauthorizedError } from '#lib/errors';
-import { randomBase62 } from '#lib/identity/secrets';
 
 /**
  * Access tokens: HS256 JWTs with `iss`, `aud`, `sub` (user id), `org` (organization), `tv` (the user's

@@ -1,4 +1,4 @@
-import { randomBase62 } from '#lib/identity/secrets';
+import { randomBase62 } from '#lib/crypto/secrets';
 
 /**
  * Organization API keys: `osk_live_` followed by 32 random bytes' worth of base62 (43 characters).

@@ -1,6 +1,6 @@
 import type { Principal, RequestContext } from '#lib/context';
+import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
-import { TABLE } from '#lib/db/client';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import { itemIsNew, transact } from '#lib/db/transactions';
@@ -10,7 +10,6 @@ import { type ApiKeyLookupItem, maskApiKey, newApiKey } from '#lib/identity/api-
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
 import type { MembershipItem, OrganizationItem } from '#lib/identity/organizations';
 import { orgRoleAtLeast, SCOPES, type Scope } from '#lib/identity/roles';
-import { randomBase62, sha256 } from '#lib/identity/secrets';
 
 /**
  * Organization API keys: the record under `T#<org>` / `APIKEY#<id>` and the lookup item(s) under
@@ -175,15 +174,14 @@ async function commit(before: ApiKeyItem, after: ApiKeyItem, now: Date): Promise
     [
       {
         Put: {
-          TableName: TABLE,
           Item: after,
           ConditionExpression: '#version = :version',
           ExpressionAttributeNames: { '#version': 'version' },
           ExpressionAttributeValues: { ':version': before.version },
         },
       },
-      ...live.map((item) => ({ Put: { TableName: TABLE, Item: item } })),
-      ...stale.map((key) => ({ Delete: { TableName: TABLE, Key: key } })),
+      ...live.map((item) => ({ Put: { Item: item } })),
+      ...stale.map((key) => ({ Delete: { Key: key } })),
     ],
     { 0: changedMeanwhile },
   );
@@ -265,8 +263,8 @@ export async function createApiKey(
     version: 1,
   };
   await transact([
-    { Put: { TableName: TABLE, Item: record, ConditionExpression: itemIsNew } },
-    { Put: { TableName: TABLE, Item: lookupItem(record, record.key_hash), ConditionExpression: itemIsNew } },
+    { Put: { Item: record, ConditionExpression: itemIsNew } },
+    { Put: { Item: lookupItem(record, record.key_hash), ConditionExpression: itemIsNew } },
   ]);
   return { ...toApiKey(record), key };
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '#lib/adapters/ports';
 import type { Principal } from '#lib/context';
+import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
@@ -17,7 +18,6 @@ import {
   capabilityOfUserRole,
   lesser,
 } from '#lib/identity/roles';
-import { randomBase62, sha256 } from '#lib/identity/secrets';
 import { toUser, type UserItem } from '#lib/identity/users';
 
 export const SESSION_COOKIE = 'service_jwt';

@@ -1,6 +1,6 @@
 import type { Principal, RequestContext } from '#lib/context';
+import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
-import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
@@ -17,7 +17,6 @@ import {
   toOrganization,
 } from '#lib/identity/organizations';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
-import { randomBase62, randomToken, sha256 } from '#lib/identity/secrets';
 import { teamLeavingWrites } from '#lib/identity/team-leaving';
 import { getUserItem, getUsersByIds, type UserItem, userIdByEmail } from '#lib/identity/users';
 
@@ -293,7 +292,6 @@ export async function updateOrganization(
       ...guardWrites,
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.organization(orgId),
           UpdateExpression: 'SET #name = :name, slug = :slug, avatar_url = :avatar, updated_at = :now',
           ConditionExpression: `${ORG_LIVE} AND slug = :oldSlug`,
@@ -332,7 +330,6 @@ export async function deleteOrganization(
     [
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.organization(orgId),
           UpdateExpression: 'SET deleted_at = :now, updated_at = :now',
           ConditionExpression: ORG_LIVE,
@@ -387,7 +384,6 @@ export async function listMembers(
 
 const membershipWrite = (orgId: string, userId: number, role: OrgRole, now: string) => ({
   Put: {
-    TableName: TABLE,
     Item: {
       ...identityKeys.membership(orgId, userId),
       ...identityKeys.membershipByUser(userId, orgId),
@@ -402,7 +398,6 @@ const membershipWrite = (orgId: string, userId: number, role: OrgRole, now: stri
 
 const memberCountChange = (orgId: string, delta: 1 | -1) => ({
   Update: {
-    TableName: TABLE,
     Key: identityKeys.organization(orgId),
     UpdateExpression: 'ADD member_count :delta',
     ConditionExpression: ORG_LIVE,
@@ -411,7 +406,7 @@ const memberCountChange = (orgId: string, delta: 1 | -1) => ({
 });
 
 const userStillExists = (userId: number) => ({
-  ConditionCheck: { TableName: TABLE, Key: identityKeys.user(userId), ConditionExpression: itemExists },
+  ConditionCheck: { Key: identityKeys.user(userId), ConditionExpression: itemExists },
 });
 
 /**
@@ -470,7 +465,6 @@ async function ownerSuccessionCheck(orgId: string, userId: number) {
   if (other === undefined) throw lastOwner();
   return {
     ConditionCheck: {
-      TableName: TABLE,
       Key: identityKeys.membership(orgId, other),
       ConditionExpression: '#role = :owner',
       ExpressionAttributeNames: { '#role': 'role' },
@@ -506,7 +500,6 @@ export async function changeMemberRole(
     [
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.membership(orgId, userId),
           UpdateExpression: 'SET #role = :role',
           ConditionExpression: 'attribute_exists(pk) AND #role = :current',
@@ -545,7 +538,6 @@ export async function removeMember(
     [
       {
         Delete: {
-          TableName: TABLE,
           Key: identityKeys.membership(orgId, userId),
           ConditionExpression: 'attribute_exists(pk) AND #role = :current',
           ExpressionAttributeNames: { '#role': 'role' },
@@ -657,7 +649,6 @@ export async function createInvite(
     [
       {
         Put: {
-          TableName: TABLE,
           Item: {
             ...guardKey,
             invite_id: invite.id,
@@ -668,11 +659,10 @@ export async function createInvite(
           ExpressionAttributeValues: { ':now': createdAt },
         },
       },
-      { Put: { TableName: TABLE, Item: invite, ConditionExpression: itemIsNew } },
-      { Put: { TableName: TABLE, Item: tokenItem, ConditionExpression: itemIsNew } },
+      { Put: { Item: invite, ConditionExpression: itemIsNew } },
+      { Put: { Item: tokenItem, ConditionExpression: itemIsNew } },
       {
         ConditionCheck: {
-          TableName: TABLE,
           Key: identityKeys.organization(orgId),
           ConditionExpression: ORG_LIVE,
         },
@@ -703,9 +693,9 @@ export async function createInvite(
   } catch (error) {
     // An invite nobody received would block a new one for a week: take it back before failing.
     await transact([
-      { Delete: { TableName: TABLE, Key: guardKey } },
-      { Delete: { TableName: TABLE, Key: { pk: invite.pk, sk: invite.sk } } },
-      { Delete: { TableName: TABLE, Key: { pk: tokenItem.pk, sk: tokenItem.sk } } },
+      { Delete: { Key: guardKey } },
+      { Delete: { Key: { pk: invite.pk, sk: invite.sk } } },
+      { Delete: { Key: { pk: tokenItem.pk, sk: tokenItem.sk } } },
     ]).catch(() => undefined);
     throw error;
   }
@@ -753,7 +743,6 @@ export async function acceptInviteForUser(
     [
       {
         Delete: {
-          TableName: TABLE,
           Key: tokenKey,
           ConditionExpression: 'attribute_exists(pk) AND valid_until > :now',
           ExpressionAttributeValues: { ':now': now },
@@ -761,7 +750,6 @@ export async function acceptInviteForUser(
       },
       {
         Update: {
-          TableName: TABLE,
           Key: invite,
           UpdateExpression: 'SET accepted_at = :now, accepted_by = :user',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(accepted_at)',
@@ -770,7 +758,6 @@ export async function acceptInviteForUser(
       },
       {
         Delete: {
-          TableName: TABLE,
           Key: inviteKeys.activeInviteGuard(item.org_id, item.email),
           ConditionExpression: 'attribute_not_exists(pk) OR invite_id = :invite',
           ExpressionAttributeValues: { ':invite': item.invite_id },

@@ -1,7 +1,6 @@
 import { SIGNUP_BONUS_TOKENS } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
 import { config } from '#lib/config';
-import { TABLE } from '#lib/db/client';
 import { table } from '#lib/db/table';
 import { claimUnique } from '#lib/db/transactions';
 import { identityKeys, UNIQUE_ORG_SLUG } from '#lib/identity/keys';
@@ -100,14 +99,12 @@ export function organizationItems(input: {
       claimUnique(UNIQUE_ORG_SLUG, input.slug, input.orgId),
       {
         Put: {
-          TableName: TABLE,
           Item: { ...item, ...identityKeys.organizationsIndex(input.now, input.orgId) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
       {
         Put: {
-          TableName: TABLE,
           Item: { ...membership, ...identityKeys.membershipByUser(input.ownerId, input.orgId) },
         },
       },

@@ -1,9 +1,9 @@
 import type { RequestContext } from '#lib/context';
+import { sha256 } from '#lib/crypto/secrets';
 import { table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { identityKeys } from '#lib/identity/keys';
 import { acceptInviteForUser } from '#lib/identity/organization-admin';
-import { sha256 } from '#lib/identity/secrets';
 import { type NewUser, registerUser, toUser, type User } from '#lib/identity/users';
 
 const inviteUnusable = () =>

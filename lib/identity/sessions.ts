@@ -1,4 +1,5 @@
 import type { RequestContext } from '#lib/context';
+import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
 import { isConditionFailed, table } from '#lib/db/table';
 import { UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
@@ -6,14 +7,7 @@ import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tok
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
 import { assertLoginAllowed, recordLoginFailure } from '#lib/identity/login-throttle';
 import { getMembership } from '#lib/identity/organizations';
-import {
-  decoyPasswordHash,
-  hashPassword,
-  randomBase62,
-  randomToken,
-  sha256,
-  verifyPassword,
-} from '#lib/identity/secrets';
+import { decoyPasswordHash, hashPassword, verifyPassword } from '#lib/identity/passwords';
 import {
   bumpTokenVersion,
   getUserItem,

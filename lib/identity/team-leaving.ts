@@ -1,4 +1,3 @@
-import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { type QueryResult, table } from '#lib/db/table';
 import { itemExists, type TransactItem } from '#lib/db/transactions';
@@ -22,10 +21,9 @@ export async function teamLeavingWrites(orgId: string, userId: number): Promise<
     });
     for (const member of page.Items ?? []) {
       writes.push(
-        { Delete: { TableName: TABLE, Key: { pk: member.pk, sk: member.sk } } },
+        { Delete: { Key: { pk: member.pk, sk: member.sk } } },
         {
           Update: {
-            TableName: TABLE,
             Key: identityKeys.team(orgId, member.team_id as number),
             UpdateExpression: 'ADD member_count :minus',
             ConditionExpression: itemExists,

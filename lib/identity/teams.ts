@@ -1,5 +1,5 @@
 import type { Principal, RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
 import { counterKey, nextId } from '#lib/db/counters';
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
@@ -10,7 +10,6 @@ import { requireOrgRole, requirePrincipal, requireUser } from '#lib/identity/acc
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
 import { getMembership } from '#lib/identity/organizations';
 import type { TeamRole } from '#lib/identity/roles';
-import { randomBase62, randomToken, sha256 } from '#lib/identity/secrets';
 import { getUserItem, getUsersByIds, type UserItem, userIdByEmail } from '#lib/identity/users';
 
 /**
@@ -313,8 +312,8 @@ export async function createTeam(ctx: RequestContext, input: NewTeam): Promise<T
     joined_at: now,
   };
   await transact([
-    { Put: { TableName: TABLE, Item: team, ConditionExpression: itemIsNew } },
-    { Put: { TableName: TABLE, Item: owner, ConditionExpression: itemIsNew } },
+    { Put: { Item: team, ConditionExpression: itemIsNew } },
+    { Put: { Item: owner, ConditionExpression: itemIsNew } },
   ]);
   return toTeam(team);
 }
@@ -419,7 +418,7 @@ export async function deleteTeam(ctx: RequestContext, teamId: number): Promise<{
       add(teamKeys.activeInvite(orgId, teamId, invite.email));
     }
   }
-  const deletes = [...keys.values()].map((Key) => ({ Delete: { TableName: TABLE, Key } }));
+  const deletes = [...keys.values()].map((Key) => ({ Delete: { Key } }));
   // The last transaction carries the team record and as many children as fit beside it.
   const tailStart = Math.max(0, deletes.length - (TRANSACTION_LIMIT - 1));
   for (let start = 0; start < tailStart; start += TRANSACTION_LIMIT) {
@@ -431,7 +430,6 @@ export async function deleteTeam(ctx: RequestContext, teamId: number): Promise<{
       ...tail,
       {
         Delete: {
-          TableName: TABLE,
           Key: identityKeys.team(orgId, teamId),
           ConditionExpression: itemExists,
         },
@@ -489,15 +487,13 @@ export async function addTeamMember(
     [
       {
         ConditionCheck: {
-          TableName: TABLE,
           Key: identityKeys.membership(orgId, input.user_id),
           ConditionExpression: itemExists,
         },
       },
-      { Put: { TableName: TABLE, Item: member, ConditionExpression: itemIsNew } },
+      { Put: { Item: member, ConditionExpression: itemIsNew } },
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.team(orgId, teamId),
           UpdateExpression: 'ADD member_count :one',
           ConditionExpression: teamLive,
@@ -591,17 +587,15 @@ export async function createTeamInvite(
     [
       {
         Put: {
-          TableName: TABLE,
           Item: { ...guardKey, invite_id: inviteId, expires_at: expiresAt },
           ConditionExpression: noOpenInvite,
           ExpressionAttributeValues: { ':now': epochSeconds(now) },
         },
       },
-      { Put: { TableName: TABLE, Item: invite, ConditionExpression: itemIsNew } },
-      { Put: { TableName: TABLE, Item: lookup, ConditionExpression: itemIsNew } },
+      { Put: { Item: invite, ConditionExpression: itemIsNew } },
+      { Put: { Item: lookup, ConditionExpression: itemIsNew } },
       {
         ConditionCheck: {
-          TableName: TABLE,
           Key: identityKeys.team(orgId, teamId),
           ConditionExpression: teamLive,
         },
@@ -627,9 +621,9 @@ export async function createTeamInvite(
     });
   } catch (error) {
     await transact([
-      { Delete: { TableName: TABLE, Key: guardKey } },
-      { Delete: { TableName: TABLE, Key: identityKeys.teamInvite(orgId, teamId, inviteId) } },
-      { Delete: { TableName: TABLE, Key: teamKeys.inviteToken(tokenHash) } },
+      { Delete: { Key: guardKey } },
+      { Delete: { Key: identityKeys.teamInvite(orgId, teamId, inviteId) } },
+      { Delete: { Key: teamKeys.inviteToken(tokenHash) } },
     ]);
     throw error;
   }
@@ -679,7 +673,6 @@ export async function acceptTeamInvite(
     [
       {
         Delete: {
-          TableName: TABLE,
           Key: teamKeys.inviteToken(tokenHash),
           ConditionExpression: stillValid,
           ExpressionAttributeValues: { ':now': nowSeconds },
@@ -687,7 +680,6 @@ export async function acceptTeamInvite(
       },
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.teamInvite(orgId, teamId, inviteId),
           UpdateExpression: 'SET #status = :accepted, accepted_at = :at, accepted_by = :user',
           ConditionExpression: stillPending,
@@ -701,18 +693,16 @@ export async function acceptTeamInvite(
         },
       },
       // The guard is this invite's: another could take it over only after this one expired.
-      { Delete: { TableName: TABLE, Key: teamKeys.activeInvite(orgId, teamId, invite.email) } },
+      { Delete: { Key: teamKeys.activeInvite(orgId, teamId, invite.email) } },
       {
         ConditionCheck: {
-          TableName: TABLE,
           Key: identityKeys.membership(orgId, principal.userId),
           ConditionExpression: itemExists,
         },
       },
-      { Put: { TableName: TABLE, Item: member, ConditionExpression: itemIsNew } },
+      { Put: { Item: member, ConditionExpression: itemIsNew } },
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.team(orgId, teamId),
           UpdateExpression: 'ADD member_count :one',
           ConditionExpression: teamLive,

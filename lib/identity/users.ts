@@ -1,6 +1,6 @@
 import type { RequestContext } from '#lib/context';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
-import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
@@ -14,7 +14,7 @@ import {
   organizationItems,
   personalOrgSlug,
 } from '#lib/identity/organizations';
-import { hashPassword, randomBase62 } from '#lib/identity/secrets';
+import { hashPassword } from '#lib/identity/passwords';
 import { teamLeavingWrites } from '#lib/identity/team-leaving';
 
 /** A user as stored. `password_hash` and `token_version` never leave this module's callers' hands. */
@@ -110,7 +110,6 @@ export async function registerUser(
       claimUnique(UNIQUE_USERNAME, input.username, String(userId)),
       {
         Put: {
-          TableName: TABLE,
           Item: { ...user, ...identityKeys.usersIndex(userId) },
           ConditionExpression: 'attribute_not_exists(pk)',
         },
@@ -229,7 +228,6 @@ export async function updateUser(ctx: RequestContext, userId: number, changes: U
       ...guardMoves,
       {
         Update: {
-          TableName: TABLE,
           Key: identityKeys.user(userId),
           UpdateExpression: 'SET username = :username, email = :email, #role = :role, updated_at = :now',
           ConditionExpression: itemExists,
@@ -289,10 +287,9 @@ async function eraseUser(user: UserItem): Promise<void> {
     (memberships.Items ?? []).map((membership) => teamLeavingWrites(membership.org_id as string, user.id)),
   );
   const membershipDeletes = (memberships.Items ?? []).flatMap((membership) => [
-    { Delete: { TableName: TABLE, Key: { pk: membership.pk, sk: membership.sk } } },
+    { Delete: { Key: { pk: membership.pk, sk: membership.sk } } },
     {
       Update: {
-        TableName: TABLE,
         Key: identityKeys.organization(membership.org_id as string),
         UpdateExpression: 'ADD member_count :minus',
         ConditionExpression: itemExists,
@@ -306,7 +303,6 @@ async function eraseUser(user: UserItem): Promise<void> {
     ? [
         {
           Update: {
-            TableName: TABLE,
             Key: identityKeys.organization(personal.id),
             UpdateExpression: 'SET deleted_at = :now',
             ExpressionAttributeValues: { ':now': new Date().toISOString() },
@@ -323,7 +319,7 @@ async function eraseUser(user: UserItem): Promise<void> {
     ...teamWrites.flat(),
   ];
   const head = [
-    { Delete: { TableName: TABLE, Key: identityKeys.user(user.id) } },
+    { Delete: { Key: identityKeys.user(user.id) } },
     releaseUnique(UNIQUE_EMAIL, user.email),
     releaseUnique(UNIQUE_USERNAME, user.username),
     ...closePersonal,

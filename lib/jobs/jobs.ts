@@ -1,7 +1,6 @@
-import { TABLE } from '#lib/db/client';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { itemIsNew, type TransactItem } from '#lib/db/transactions';
-import { randomBase62 } from '#lib/identity/secrets';
 
 /**
  * Queued jobs of an organization. Whatever queues work (a git push with new logos, a product's new
@@ -40,7 +39,6 @@ export function queueJob(orgId: string, job: NewJob, now: Date): { id: string; w
     id,
     write: {
       Put: {
-        TableName: TABLE,
         Item: {
           ...jobKeys.byId(orgId, id),
           id,

@@ -1,4 +1,3 @@
-import { TABLE } from '#lib/db/client';
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
@@ -85,7 +84,6 @@ export function taskCountsChange(
   }
   return {
     Update: {
-      TableName: TABLE,
       Key: productKeys.bySlug(orgId, slug),
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: itemExists,

@@ -1,6 +1,5 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
 import type { Principal, RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
@@ -221,10 +220,9 @@ async function writeNewProduct(
   };
   await transact(
     [
-      { Put: { TableName: TABLE, Item: item, ConditionExpression: itemIsNew } },
+      { Put: { Item: item, ConditionExpression: itemIsNew } },
       {
         Put: {
-          TableName: TABLE,
           Item: { ...productKeys.idPointer(orgId, id), slug },
           ConditionExpression: itemIsNew,
         },
@@ -377,7 +375,6 @@ async function applyChanges(
     [
       {
         Update: {
-          TableName: TABLE,
           Key: productKeys.bySlug(orgId, item.slug),
           UpdateExpression: `SET ${sets.join(', ')}`,
           ConditionExpression: conditions.join(' AND '),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { DEPLOYMENT_STATUSES } from '#lib/deployments/deployments';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
-import { DEPLOYMENT_STATUSES } from '#lib/webhooks-inbound/deployments';
 
 /**
  * Deployments: the `deployments` function. An addition to the specification, which says the deploy

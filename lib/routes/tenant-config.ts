@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
-import { DELIVERY_ID_PATTERN, DELIVERY_STATUSES, WEBHOOK_EVENTS } from '#lib/webhooks/event-types';
+import { DELIVERY_ID_PATTERN, DELIVERY_STATUSES, WEBHOOK_EVENTS } from '#lib/webhooks/outbound/event-types';
 
 /** The organization's outbound webhooks: URLs per event, the signing secret, the delivery log. */
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '#lib/http/route';
-import { ChatMessagePayload, DeploymentEventPayload, GitPushPayload } from '#lib/webhooks-inbound/payloads';
+import { ChatMessagePayload, DeploymentEventPayload, GitPushPayload } from '#lib/webhooks/inbound/payloads';
 
 /**
  * Inbound webhooks (git pushes, deployments, chat messages): the `webhooks` function. They authenticate

@@ -1,5 +1,4 @@
 import { getMany } from '#lib/db/batch';
-import { TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
@@ -72,7 +71,6 @@ export async function checkDependencies(
 
 const unchanged = (orgId: string, node: Node): TransactItem => ({
   ConditionCheck: {
-    TableName: TABLE,
     Key: taskKeys.byId(orgId, node.id),
     ConditionExpression: 'version = :version',
     ExpressionAttributeValues: { ':version': node.version },
@@ -86,12 +84,12 @@ export function dependentLinks(orgId: string, id: number, before: number[], afte
   return [
     ...added.map(
       (dependency): TransactItem => ({
-        Put: { TableName: TABLE, Item: { ...taskKeys.dependent(orgId, dependency, id), task_id: id } },
+        Put: { Item: { ...taskKeys.dependent(orgId, dependency, id), task_id: id } },
       }),
     ),
     ...removed.map(
       (dependency): TransactItem => ({
-        Delete: { TableName: TABLE, Key: taskKeys.dependent(orgId, dependency, id) },
+        Delete: { Key: taskKeys.dependent(orgId, dependency, id) },
       }),
     ),
   ];

@@ -2,7 +2,6 @@ import { activityActor, activityWrite } from '#lib/activity/activity-log';
 import type { MessageQueue } from '#lib/adapters/ports';
 import { changelogWrite } from '#lib/changelog/changelog';
 import type { Principal, RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
@@ -42,7 +41,7 @@ import {
   type TaskStatusInput,
   toTaskStatus,
 } from '#lib/tasks/task-status';
-import { type PreparedEvent, prepareEvent, queuePrepared } from '#lib/webhooks/events';
+import { type PreparedEvent, prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
 
 /**
  * Tasks: create, read, update, cancel and delete, for both APIs. Every write is one transaction over
@@ -205,12 +204,12 @@ export async function createTask(
   };
 
   const guard = titleGuard(orgId, fields);
-  const writes: TransactItem[] = [{ Put: { TableName: TABLE, Item: item, ConditionExpression: itemIsNew } }];
+  const writes: TransactItem[] = [{ Put: { Item: item, ConditionExpression: itemIsNew } }];
   const conflicts: Record<number, () => Error> = {};
   if (guard) {
     conflicts[writes.length] = () => new ConflictError('duplicate');
     writes.push({
-      Put: { TableName: TABLE, Item: { ...guard, task_id: id }, ConditionExpression: itemIsNew },
+      Put: { Item: { ...guard, task_id: id }, ConditionExpression: itemIsNew },
     });
   }
   if (product) {
@@ -251,7 +250,6 @@ export async function createTask(
 /** The organization's task total (the unfiltered list's `meta.total`), in create's and delete's transactions. */
 const countChange = (orgId: string, by: 1 | -1): TransactItem => ({
   Update: {
-    TableName: TABLE,
     Key: taskKeys.count(orgId),
     UpdateExpression: 'ADD #total :by',
     ExpressionAttributeNames: { '#total': 'total' },
@@ -354,7 +352,6 @@ async function updateOnce(
   const writes: TransactItem[] = [
     {
       Put: {
-        TableName: TABLE,
         Item: after,
         ConditionExpression: 'version = :version',
         ExpressionAttributeValues: { ':version': before.version },
@@ -369,7 +366,6 @@ async function updateOnce(
     if (oldGuard) {
       writes.push({
         Delete: {
-          TableName: TABLE,
           Key: oldGuard,
           ConditionExpression: 'attribute_not_exists(pk) OR task_id = :id',
           ExpressionAttributeValues: { ':id': id },
@@ -379,7 +375,7 @@ async function updateOnce(
     if (newGuard) {
       conflicts[writes.length] = () => new ConflictError('duplicate');
       writes.push({
-        Put: { TableName: TABLE, Item: { ...newGuard, task_id: id }, ConditionExpression: itemIsNew },
+        Put: { Item: { ...newGuard, task_id: id }, ConditionExpression: itemIsNew },
       });
     }
   }
@@ -476,7 +472,6 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
     const writes: TransactItem[] = [
       {
         Delete: {
-          TableName: TABLE,
           Key: taskKeys.byId(orgId, id),
           ConditionExpression: 'version = :version',
           ExpressionAttributeValues: { ':version': item.version },
@@ -487,7 +482,6 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
     if (guard) {
       writes.push({
         Delete: {
-          TableName: TABLE,
           Key: guard,
           ConditionExpression: 'attribute_not_exists(pk) OR task_id = :id',
           ExpressionAttributeValues: { ':id': id },
@@ -531,7 +525,7 @@ async function dropDependency(orgId: string, dependentId: number, removed: numbe
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
     const dependent = await getTaskItem(orgId, dependentId, true);
     const link: TransactItem = {
-      Delete: { TableName: TABLE, Key: taskKeys.dependent(orgId, removed, dependentId) },
+      Delete: { Key: taskKeys.dependent(orgId, removed, dependentId) },
     };
     if (!dependent) {
       await transact([link]);
@@ -542,7 +536,6 @@ async function dropDependency(orgId: string, dependentId: number, removed: numbe
         [
           {
             Update: {
-              TableName: TABLE,
               Key: taskKeys.byId(orgId, dependentId),
               UpdateExpression: 'SET depends_on = :dependsOn, version = :next, updated_at = :at',
               ConditionExpression: 'version = :version',

@@ -1,12 +1,11 @@
 import type { Principal, RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import { randomBase62 } from '#lib/identity/secrets';
 import type { LedgerType } from '#lib/tokens/types';
 
 /**
@@ -128,14 +127,13 @@ export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; en
   const writes: TransactItem[] = [
     {
       Update: {
-        TableName: TABLE,
         Key: balanceKey(change.orgId),
         UpdateExpression: 'ADD balance :amount SET updated_at = :at',
         ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
         ExpressionAttributeValues: values,
       },
     },
-    { Put: { TableName: TABLE, Item: entryItem, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { Item: entryItem, ConditionExpression: 'attribute_not_exists(pk)' } },
   ];
   if (change.referenceId !== undefined) {
     const guard: ReferenceItem = {
@@ -143,7 +141,7 @@ export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; en
       transaction_id: id,
       entry_sk: sk,
     };
-    writes.push({ Put: { TableName: TABLE, Item: guard, ConditionExpression: 'attribute_not_exists(pk)' } });
+    writes.push({ Put: { Item: guard, ConditionExpression: 'attribute_not_exists(pk)' } });
   }
   return { writes, entry: toEntry(entryItem) };
 }

@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as apiKeys, bindings } from '#functions/http/api-keys';
 import { handler as auth } from '#functions/http/auth';
 import { fixedClock } from '#lib/adapters/system-clock';
+import { sha256 } from '#lib/crypto/secrets';
 import { groupHandler } from '#lib/http/group-handler';
-import { sha256 } from '#lib/identity/secrets';
 import { call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 
 const HOUR = 3_600_000;

@@ -2,11 +2,11 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { organizationRoutes, handler as organizations } from '#functions/http/organizations';
 import { fixedClock } from '#lib/adapters/system-clock';
+import { sha256 } from '#lib/crypto/secrets';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler } from '#lib/http/group-handler';
 import { newApiKey } from '#lib/identity/api-key-format';
 import { identityKeys } from '#lib/identity/keys';
-import { sha256 } from '#lib/identity/secrets';
 import { defaultAuthenticator } from '#lib/wiring';
 import { type CallOptions, call, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 

@@ -7,7 +7,7 @@ import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
 import type { MessageQueue } from '#lib/adapters/ports';
 import { fixedClock } from '#lib/adapters/system-clock';
-import { requeueUnqueued } from '#lib/webhooks/events';
+import { requeueUnqueued } from '#lib/webhooks/outbound/events';
 import { useMessageQueue } from '#lib/wiring-queue';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import {

@@ -5,10 +5,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as teams } from '#functions/http/teams';
 import { systemClock } from '#lib/adapters/system-clock';
 import type { RequestContext } from '#lib/context';
+import { sha256 } from '#lib/crypto/secrets';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
-import { sha256 } from '#lib/identity/secrets';
 import { createTeamInvite, teamKeys } from '#lib/identity/teams';
 import {
   type CallOptions,

@@ -1,25 +1,24 @@
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62 } from '#lib/crypto/secrets';
 import type { TransactItem } from '#lib/db/transactions';
-import { randomBase62 } from '#lib/identity/secrets';
+import { deploymentOutcomeWrite } from '#lib/deployments/deployments';
 import { logger } from '#lib/logger';
-import {
-  receipt,
-  recordDeliveryOnce,
-  type WebhookAction,
-  type WebhookReceipt,
-} from '#lib/webhooks-inbound/deliveries';
-import { deploymentOutcomeWrite } from '#lib/webhooks-inbound/deployments';
 import {
   DeployEventEnvelope,
   type DeploymentEvent,
   DeploymentEventPayload,
   parsePayload,
-} from '#lib/webhooks-inbound/payloads';
-import { emailOwnersAndAdmins } from '#lib/webhooks-inbound/team-notifications';
-import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks-inbound/verification';
-import { webhookKeys } from '#lib/webhooks-inbound/webhook-keys';
+} from '#lib/webhooks/inbound/payloads';
+import {
+  receipt,
+  recordDeliveryOnce,
+  type WebhookAction,
+  type WebhookReceipt,
+} from '#lib/webhooks/inbound/receipts';
+import { emailOwnersAndAdmins } from '#lib/webhooks/inbound/team-notifications';
+import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
+import { webhookKeys } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * POST /webhooks/deploy: deployment events of the hosting provider. `deployment.completed` marks the
@@ -112,7 +111,6 @@ function alertWrite(
   const at = now.toISOString();
   return {
     Put: {
-      TableName: TABLE,
       Item: {
         ...webhookKeys.alert(orgId, at, alertId),
         id: alertId,

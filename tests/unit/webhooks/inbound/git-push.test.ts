@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { changedLogoFiles, looksLikeLogo } from '#lib/webhooks-inbound/git-push';
-import { GitPushPayload } from '#lib/webhooks-inbound/payloads';
+import { changedLogoFiles, looksLikeLogo } from '#lib/webhooks/inbound/git-push';
+import { GitPushPayload } from '#lib/webhooks/inbound/payloads';
 import { loadEvent } from '#tests/support/events';
 
 describe('looksLikeLogo', () => {

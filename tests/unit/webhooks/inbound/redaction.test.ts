@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSensitiveKey, REDACTED, redact, TOO_DEEP } from '#lib/webhooks-inbound/redaction';
+import { isSensitiveKey, REDACTED, redact, TOO_DEEP } from '#lib/webhooks/inbound/redaction';
 
 describe('redact', () => {
   it('replaces the values of sensitive keys at any depth, whatever they hold', () => {

@@ -8,8 +8,8 @@ import {
   checkTimestampedSignature,
   type SignatureCheck,
   type VerificationFailure,
-} from '#lib/webhooks-inbound/signatures';
-import type { WebhookSource } from '#lib/webhooks-inbound/webhook-keys';
+} from '#lib/webhooks/inbound/signatures';
+import type { WebhookSource } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * Verifies an inbound webhook against its organization's secret. Every failure answers the same 401 with

@@ -1,9 +1,8 @@
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
 import { requirePrincipal } from '#lib/identity/access';
-import { deploymentsIndexPk, webhookKeys } from '#lib/webhooks-inbound/webhook-keys';
+import { deploymentsIndexPk, webhookKeys } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * Deployments of an organization: recorded `pending` when a push reaches the default branch, and moved
@@ -79,7 +78,6 @@ export function newDeploymentWrite(
   const at = now.toISOString();
   return {
     Put: {
-      TableName: TABLE,
       Item: {
         ...webhookKeys.deployment(orgId, deployment.id),
         ...webhookKeys.deploymentsByCreated(orgId, at, deployment.id),
@@ -150,7 +148,6 @@ export function deploymentOutcomeWrite(
   }
   return {
     Update: {
-      TableName: TABLE,
       Key: webhookKeys.deployment(orgId, outcome.id),
       UpdateExpression: `SET ${clauses.join(', ')}`,
       ExpressionAttributeNames: names,

@@ -12,10 +12,10 @@ import {
   getDeliveryItem,
   markQueued,
   recordAttempt,
-} from '#lib/webhooks/deliveries';
-import { signatureHeader } from '#lib/webhooks/signing';
-import { type HostLookup, hostOf, TargetRefusedError, vetTarget } from '#lib/webhooks/targets';
-import { ensureSigningSecret } from '#lib/webhooks/tenant-config';
+} from '#lib/webhooks/outbound/delivery-records';
+import { signatureHeader } from '#lib/webhooks/outbound/signing';
+import { type HostLookup, hostOf, TargetRefusedError, vetTarget } from '#lib/webhooks/outbound/targets';
+import { ensureSigningSecret } from '#lib/webhooks/outbound/tenant-config';
 
 /**
  * One delivery attempt per queue message. The message names the delivery and the attempt number; the

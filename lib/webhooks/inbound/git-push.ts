@@ -1,21 +1,21 @@
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
+import { sha256 } from '#lib/crypto/secrets';
 import type { TransactItem } from '#lib/db/transactions';
+import { runConfiguredDeployPipeline } from '#lib/deployments/deploy-pipeline';
+import { newDeploymentWrite } from '#lib/deployments/deployments';
 import { ValidationError } from '#lib/errors';
-import { sha256 } from '#lib/identity/secrets';
 import { queueJob } from '#lib/jobs/jobs';
 import { logger } from '#lib/logger';
+import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import {
   receipt,
   recordDeliveryOnce,
   type WebhookAction,
   type WebhookReceipt,
-} from '#lib/webhooks-inbound/deliveries';
-import { runConfiguredDeployPipeline } from '#lib/webhooks-inbound/deploy-pipeline';
-import { newDeploymentWrite } from '#lib/webhooks-inbound/deployments';
-import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks-inbound/payloads';
-import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks-inbound/verification';
-import { SAFE_ID } from '#lib/webhooks-inbound/webhook-keys';
+} from '#lib/webhooks/inbound/receipts';
+import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
+import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * POST /webhooks/git: push events of the source-code host. A push to the repository's default branch

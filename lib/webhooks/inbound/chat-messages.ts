@@ -1,12 +1,11 @@
 import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
-import { randomBase62 } from '#lib/identity/secrets';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { logger } from '#lib/logger';
-import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks-inbound/deliveries';
-import { ChatMessagePayload, parsePayload } from '#lib/webhooks-inbound/payloads';
-import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks-inbound/verification';
-import { webhookKeys } from '#lib/webhooks-inbound/webhook-keys';
+import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
+import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
+import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
+import { webhookKeys } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * POST /webhooks: inbound customer chat messages. The customer-support workflow will run as agent tasks,
@@ -36,7 +35,6 @@ export async function receiveChatMessage(
     writes: [
       {
         Put: {
-          TableName: TABLE,
           Item: {
             ...webhookKeys.supportRequest(orgId, requestId),
             id: requestId,

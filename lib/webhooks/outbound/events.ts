@@ -15,9 +15,13 @@ import {
   toDelivery,
   unqueuedDeliveryItems,
   type WebhookDelivery,
-} from '#lib/webhooks/deliveries';
-import { type OutboundEventType, WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/event-types';
-import { readWebhookTargets } from '#lib/webhooks/tenant-config';
+} from '#lib/webhooks/outbound/delivery-records';
+import {
+  type OutboundEventType,
+  WEBHOOK_EVENTS,
+  type WebhookEvent,
+} from '#lib/webhooks/outbound/event-types';
+import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config';
 
 /**
  * Publishing outbound events: a delivery record and one queue message, nothing more. The caller (a

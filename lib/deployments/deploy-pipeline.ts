@@ -1,6 +1,6 @@
 import type { TransactItem } from '#lib/db/transactions';
-import type { WebhookAction } from '#lib/webhooks-inbound/deliveries';
-import type { PipelineStatus } from '#lib/webhooks-inbound/deployments';
+import type { PipelineStatus } from '#lib/deployments/deployments';
+import type { WebhookAction } from '#lib/webhooks/inbound/receipts';
 
 export interface DeployPipelineRun {
   /** What the deployment records about its pipeline. */

@@ -1,14 +1,17 @@
 import { z } from 'zod';
 import type { RequestContext } from '#lib/context';
-import { TABLE } from '#lib/db/client';
+import { randomBase62 } from '#lib/crypto/secrets';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { isConditionFailed, table } from '#lib/db/table';
 import { itemIsNew, type TransactItem } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import { randomBase62 } from '#lib/identity/secrets';
-import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from '#lib/webhooks/event-types';
+import {
+  DELIVERY_ID_PATTERN,
+  type DeliveryStatus,
+  type OutboundEventType,
+} from '#lib/webhooks/outbound/event-types';
 
 /**
  * The delivery log: one record per outbound webhook message, under its organization, with every
@@ -151,7 +154,7 @@ export function newDeliveryItem(input: NewDelivery): DeliveryItem {
 
 /** The Put that writes a new delivery, for a transaction of its own or of the change it announces. */
 export const deliveryPut = (item: DeliveryItem): TransactItem => ({
-  Put: { TableName: TABLE, Item: item, ConditionExpression: itemIsNew },
+  Put: { Item: item, ConditionExpression: itemIsNew },
 });
 
 /** Writes a new delivery on its own. */

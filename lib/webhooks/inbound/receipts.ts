@@ -1,13 +1,12 @@
-import { TABLE } from '#lib/db/client';
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { epochSeconds } from '#lib/identity/keys';
-import { redact } from '#lib/webhooks-inbound/redaction';
+import { redact } from '#lib/webhooks/inbound/redaction';
 import {
   EVENT_TTL_SECONDS,
   SEEN_TTL_SECONDS,
   type WebhookSource,
   webhookKeys,
-} from '#lib/webhooks-inbound/webhook-keys';
+} from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * Records an accepted webhook exactly once. One transaction holds the "seen" guard of each id, the
@@ -41,7 +40,6 @@ export async function recordDeliveryOnce(delivery: Delivery): Promise<'recorded'
   const guardIds = [delivery.eventId, ...(delivery.alsoOnce ?? [])];
   const guards: TransactItem[] = guardIds.map((id) => ({
     Put: {
-      TableName: TABLE,
       Item: {
         ...webhookKeys.seen(delivery.source, delivery.orgId, id),
         source: delivery.source,
@@ -55,7 +53,6 @@ export async function recordDeliveryOnce(delivery: Delivery): Promise<'recorded'
   }));
   const stored: TransactItem = {
     Put: {
-      TableName: TABLE,
       Item: {
         ...webhookKeys.event(delivery.orgId, delivery.source, at, delivery.eventId),
         source: delivery.source,

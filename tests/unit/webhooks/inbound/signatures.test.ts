@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkHubSignature, checkTimestampedSignature } from '#lib/webhooks-inbound/signatures';
+import { checkHubSignature, checkTimestampedSignature } from '#lib/webhooks/inbound/signatures';
 
 // Signatures are built here from the providers' public formats, never with the code under test.
 const SECRET = 'unit-test-webhook-secret';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type ErrorDetail, ValidationError } from '#lib/errors';
-import { SAFE_ID } from '#lib/webhooks-inbound/webhook-keys';
+import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * Payload shapes of the inbound webhooks. They are checked only after the signature is verified (an

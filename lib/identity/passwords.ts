@@ -1,9 +1,6 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-/**
- * Secret material: passwords (scrypt, per-user salt), random tokens, and the SHA-256 digests under which
- * tokens and API keys are stored. Raw secrets are never stored and never logged.
- */
+/** Passwords: scrypt with a per-user salt; the raw password is never stored and never logged. */
 
 const SCRYPT = { N: 16384, r: 8, p: 1, keyLength: 64, maxmem: 64 * 1024 * 1024 };
 
@@ -43,28 +40,3 @@ export const decoyPasswordHash = (): Promise<string> => {
   decoyHash ??= hashPassword(randomBytes(16).toString('hex'));
   return decoyHash;
 };
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-/** Base62 of random bytes (rejection sampling keeps every character equally likely). */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
-      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
-    }
-  }
-  return out;
-}
-
-/** A URL-safe random token of `bytes` bytes. */
-export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url');
-
-export const sha256 = (value: string): string => createHash('sha256').update(value).digest('hex');
-
-/** Compares two strings in constant time for equal lengths. */
-export function safeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}

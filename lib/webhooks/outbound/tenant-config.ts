@@ -7,9 +7,9 @@ import { type TableKey, tenantPk } from '#lib/db/keys';
 import { isConditionFailed, table } from '#lib/db/table';
 import { type ErrorDetail, ForbiddenError, ServiceUnavailableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
-import { WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/event-types';
-import { generateSigningSecret } from '#lib/webhooks/signing';
-import { webhookUrlProblem } from '#lib/webhooks/targets';
+import { WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/outbound/event-types';
+import { generateSigningSecret } from '#lib/webhooks/outbound/signing';
+import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
 
 /**
  * The tenant's configuration of outbound webhooks: a URL per event and the signing secret. The URLs

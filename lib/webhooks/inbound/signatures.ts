@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { safeEqual } from '#lib/identity/secrets';
+import { safeEqual } from '#lib/crypto/secrets';
 
 /**
  * Signature checks of the inbound webhooks, as pure functions of the secret, the exact raw body and the
