@@ -3,6 +3,7 @@ import type { Context } from 'aws-lambda';
 import type { Clock, EmailSender } from '#lib/adapters/ports';
 import { config, type Tier } from '#lib/config';
 import type { Principal, RequestContext } from '#lib/context';
+import { locateFields } from '#lib/http/field-locations';
 import { type Authenticator, authenticate } from '#lib/http/middleware/authenticate';
 import { cors } from '#lib/http/middleware/cors';
 import { errorEnvelope } from '#lib/http/middleware/error-envelope';
@@ -37,14 +38,17 @@ export interface RouteInput<D extends RouteDef> {
 export interface RouteBinding<D extends RouteDef = RouteDef> {
   def: D;
   handler: (input: RouteInput<D>) => Promise<unknown>;
+  /** Domain field names that this route's request spells differently (`assignee` → `assigned_to`). */
+  fields?: Record<string, string>;
 }
 
 /** Binds a registry entry to the function that serves it. */
 export function route<D extends RouteDef>(
   def: D,
   handler: (input: RouteInput<D>) => Promise<unknown>,
+  options: { fields?: Record<string, string> } = {},
 ): RouteBinding<D> {
-  return { def, handler };
+  return { def, handler, ...options };
 }
 
 export interface GroupOptions {
@@ -76,7 +80,7 @@ export function groupHandler(
     }
   }
   const router = new Router(bindings);
-  const handlers = new Map(bindings.map((binding) => [binding.def, binding.handler]));
+  const handlers = new Map(bindings.map((binding) => [binding.def, binding]));
   const clock = options.clock ?? wiring.clock;
   const authenticator = options.authenticator ?? wiring.defaultAuthenticator(clock);
   const validateResponses = options.validateResponses ?? config.validateResponses;
@@ -84,26 +88,31 @@ export function groupHandler(
   const serve = async (event: HttpEvent, context: HttpContext): Promise<HttpResponse> => {
     if (context.preflight) return { statusCode: 204, headers: {}, body: '' };
     const def = context.route as RouteDef;
-    const handler = handlers.get(def) as RouteBinding['handler'];
+    const binding = handlers.get(def) as RouteBinding;
     const input = context.input ?? { params: undefined, query: undefined, body: undefined };
-    const result = await handler({
-      params: input.params,
-      query: input.query,
-      body: input.body,
-      rawBody: context.rawBody,
-      path: event.rawPath,
-      headers: event.headers as Record<string, string>,
-      cookies: event.cookies ?? [],
-      sourceIp: event.requestContext?.http?.sourceIp ?? '0.0.0.0',
-      principal: context.principal,
-      ctx: {
-        traceId: context.traceId,
+    const result = await binding
+      .handler({
+        params: input.params,
+        query: input.query,
+        body: input.body,
+        rawBody: context.rawBody,
+        path: event.rawPath,
+        headers: event.headers as Record<string, string>,
+        cookies: event.cookies ?? [],
+        sourceIp: event.requestContext?.http?.sourceIp ?? '0.0.0.0',
         principal: context.principal,
-        clock,
-        email: options.email ?? wiring.emailSender(),
-        baseUrl: baseUrlOf(event),
-      },
-    } as RouteInput<RouteDef>);
+        ctx: {
+          traceId: context.traceId,
+          principal: context.principal,
+          clock,
+          email: options.email ?? wiring.emailSender(),
+          baseUrl: baseUrlOf(event),
+        },
+      } as RouteInput<RouteDef>)
+      .catch((error: unknown) => {
+        locateFields(error, def, binding.fields);
+        throw error;
+      });
     const response = toResponse(result, def, validateResponses);
     if (event.requestContext?.http?.method?.toUpperCase() === 'HEAD') response.body = '';
     return response;
