@@ -50,17 +50,17 @@ client.middlewareStack.add(
 const { call, newUser } = await import('#tests/support/identity');
 const { handler: tasks } = await import('#functions/http/tasks');
 const { createTask } = await import('#lib/tasks/tasks');
-const { systemClock } = await import('#lib/adapters/system-clock');
-const { useMessageQueue } = await import('#lib/wiring-queue');
+const { systemClock } = await import('#lib/kernel/clock');
+const { wirePorts } = await import('#lib/app/ports');
+const { requestContext } = await import('#lib/kernel/context');
 const { memoryQueue } = await import('#lib/adapters/local/memory-queue');
-useMessageQueue(memoryQueue({ consumers: {} }));
+const queue = memoryQueue({ consumers: {}, holdUntilConnected: true });
 
 const owner = await newUser('bench');
-const ctx = {
+const ctx = requestContext({
   traceId: 'bench',
-  clock: systemClock,
+  ports: wirePorts({ clock: systemClock, queue, email: { send: async () => undefined } }),
   baseUrl: 'http://localhost',
-  email: { send: async () => undefined },
   principal: {
     method: 'jwt' as const,
     orgId: owner.orgId,
@@ -70,7 +70,7 @@ const ctx = {
     scopes: [],
     organization: { id: owner.orgId, name: 'bench', slug: 'bench' },
   },
-};
+});
 
 /** A deterministic vocabulary: 2,000 made-up words, drawn with a skew so that some are common. */
 let seed = 42;

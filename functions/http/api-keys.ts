@@ -1,5 +1,4 @@
 import { groupHandler, type RouteBinding, route } from '#lib/http/group-handler';
-import { created, deleted, listOf } from '#lib/http/results';
 import * as ApiKeys from '#lib/identity/api-keys';
 import {
   createApiKey,
@@ -16,20 +15,13 @@ import {
 
 /** Exported so that tests can serve the same routes with a clock they move (rotation grace, expiry). */
 export const bindings: RouteBinding[] = [
-  route(listApiKeys, async ({ params, query, ctx }) => {
-    const page = await ApiKeys.listApiKeys(ctx, params.orgId, query);
-    return listOf(page.items, { total: page.total, limit: query.limit, offset: query.offset });
-  }),
-  route(createApiKey, async ({ params, body, ctx }) =>
-    created(await ApiKeys.createApiKey(ctx, params.orgId, body)),
-  ),
+  route(listApiKeys, async ({ params, query, ctx }) => await ApiKeys.listApiKeys(ctx, params.orgId, query)),
+  route(createApiKey, async ({ params, body, ctx }) => await ApiKeys.createApiKey(ctx, params.orgId, body)),
   route(getApiKey, async ({ params, ctx }) => ApiKeys.getApiKey(ctx, params.orgId, params.keyId)),
   route(updateApiKey, async ({ params, body, ctx }) =>
     ApiKeys.updateApiKey(ctx, params.orgId, params.keyId, body),
   ),
-  route(deleteApiKey, async ({ params, ctx }) =>
-    deleted(await ApiKeys.deleteApiKey(ctx, params.orgId, params.keyId)),
-  ),
+  route(deleteApiKey, async ({ params, ctx }) => await ApiKeys.deleteApiKey(ctx, params.orgId, params.keyId)),
   route(revokeApiKey, async ({ params, ctx }) => ApiKeys.revokeApiKey(ctx, params.orgId, params.keyId)),
   route(rotateApiKey, async ({ params, body, ctx }) =>
     ApiKeys.replaceApiKeySecret(ctx, params.orgId, params.keyId, body?.grace_hours ?? DEFAULT_GRACE_HOURS),
@@ -37,10 +29,10 @@ export const bindings: RouteBinding[] = [
   route(rollApiKey, async ({ params, ctx }) =>
     ApiKeys.replaceApiKeySecret(ctx, params.orgId, params.keyId, 0),
   ),
-  route(listApiKeyUsage, async ({ params, query, ctx }) => {
-    const page = await ApiKeys.listApiKeyUsage(ctx, params.orgId, params.keyId, query);
-    return listOf(page.items, { total: page.total, limit: query.limit, offset: query.offset });
-  }),
+  route(
+    listApiKeyUsage,
+    async ({ params, query, ctx }) => await ApiKeys.listApiKeyUsage(ctx, params.orgId, params.keyId, query),
+  ),
 ];
 
 export const handler = groupHandler('api-keys', bindings);

@@ -1,5 +1,7 @@
+import { queue } from '#lib/app/queue';
 import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
-import { created, deleted, HttpResult, listOf } from '#lib/http/results';
+import { withMeta } from '#lib/http/results';
+import type { RequestContext } from '#lib/kernel/context';
 import {
   cancelPublicTask,
   createPublicTask,
@@ -16,15 +18,8 @@ import { toPublicTask } from '#lib/tasks/task-keys';
 import * as Queries from '#lib/tasks/task-queries';
 import { toTaskStatus as toStatus } from '#lib/tasks/task-status';
 import * as Tasks from '#lib/tasks/tasks';
-import { messageQueue } from '#lib/wiring-queue';
 
-const metaOf = ({ total, limit, offset }: { total: number; limit: number; offset: number }) => ({
-  total,
-  limit,
-  offset,
-});
-
-const deps = (): Tasks.TaskDeps => ({ queue: messageQueue() });
+const deps = (ctx: RequestContext): Tasks.TaskDeps => ({ queue: ctx.ports.queue });
 
 /** The public body's names (assigned_to, product_id) in the domain's terms. */
 function publicChanges<B extends { assigned_to?: string | null; product_id?: number | null }>(body: B) {
@@ -41,64 +36,64 @@ function operationalChanges<B extends { product_slug?: string | null }>(body: B)
   return { ...rest, ...(product_slug !== undefined ? { product: { slug: product_slug } } : {}) };
 }
 
-/** The tasks function; tests pass options (a fixed clock for the creation limit's minute). */
+/** The tasks function; tests pass options (their own queue, a fixed clock for the creation limit's minute). */
 export function tasksHandler(options: GroupOptions = {}) {
   return groupHandler(
     'tasks',
     [
       route(listTasks, async ({ query, ctx }) => {
         const { limit, offset, status, priority, product, ...filter } = query;
-        const page = await Queries.listTasks(
+        return Queries.listTasks(
           ctx,
           { ...filter, statuses: status?.map(toStatus), priorities: priority, productSlug: product },
           { limit, offset },
         );
-        return listOf(page.items, metaOf(page));
       }),
-      route(createTask, async ({ body, ctx }) =>
-        created(await Tasks.createTask(ctx, operationalChanges(body), deps())),
+      route(
+        createTask,
+        async ({ body, ctx }) => await Tasks.createTask(ctx, operationalChanges(body), deps(ctx)),
       ),
       route(getTask, async ({ params, ctx }) => Tasks.getTask(ctx, params.id)),
       route(updateTask, async ({ params, body, ctx }) =>
-        Tasks.updateTask(ctx, params.id, operationalChanges(body), deps()),
+        Tasks.updateTask(ctx, params.id, operationalChanges(body), deps(ctx)),
       ),
-      route(deleteTask, async ({ params, ctx }) => deleted(await Tasks.deleteTask(ctx, params.id))),
+      route(deleteTask, async ({ params, ctx }) => await Tasks.deleteTask(ctx, params.id)),
 
-      route(listPublicTasks, async ({ query, ctx }) => {
-        const { limit, offset, status, priority, assigned_to, product_id, ...filter } = query;
-        const page = await Queries.listTasks(
-          ctx,
-          {
-            ...filter,
-            statuses: status?.map(toStatus),
-            priorities: priority ? [priority] : undefined,
-            assignee: assigned_to,
-            productId: product_id,
-          },
-          { limit, offset },
-          'query.assigned_to',
-        );
-        return listOf(page.items.map(toPublicTask), metaOf(page));
-      }),
+      route(
+        listPublicTasks,
+        async ({ query, ctx }) => {
+          const { limit, offset, status, priority, assigned_to, product_id, ...filter } = query;
+          const page = await Queries.listTasks(
+            ctx,
+            {
+              ...filter,
+              statuses: status?.map(toStatus),
+              priorities: priority ? [priority] : undefined,
+              assignee: assigned_to,
+              productId: product_id,
+            },
+            { limit, offset },
+          );
+          return { ...page, items: page.items.map(toPublicTask) };
+        },
+        { fields: { assignee: 'assigned_to' } },
+      ),
       route(createPublicTask, async ({ body, ctx }) =>
-        created(toPublicTask(await Tasks.createTask(ctx, publicChanges(body), deps()))),
+        toPublicTask(await Tasks.createTask(ctx, publicChanges(body), deps(ctx))),
       ),
       route(getPublicTask, async ({ params, ctx }) => {
         const task = await Tasks.getTask(ctx, params.id);
         return { ...toPublicTask(task), blocking: task.blocking };
       }),
       route(updatePublicTask, async ({ params, body, ctx }) =>
-        toPublicTask(await Tasks.updateTask(ctx, params.id, publicChanges(body), deps())),
+        toPublicTask(await Tasks.updateTask(ctx, params.id, publicChanges(body), deps(ctx))),
       ),
       route(cancelPublicTask, async ({ params, ctx }) => {
-        const task = await Tasks.cancelTask(ctx, params.id, deps());
-        return new HttpResult(200, {
-          data: toPublicTask(task),
-          meta: { deleted: false, status: task.status },
-        });
+        const task = await Tasks.cancelTask(ctx, params.id, deps(ctx));
+        return withMeta(toPublicTask(task), { deleted: false, status: task.status });
       }),
     ],
-    options,
+    { ...options, ports: { queue, ...options.ports } },
   );
 }
 

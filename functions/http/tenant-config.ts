@@ -1,6 +1,7 @@
+import { keys } from '#lib/app/keys';
+import { queue } from '#lib/app/queue';
 import { config } from '#lib/config';
-import { groupHandler, route } from '#lib/http/group-handler';
-import { accepted, listOf } from '#lib/http/results';
+import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
 import {
   getTenantConfig,
   getWebhookDelivery,
@@ -12,32 +13,31 @@ import {
 import * as Deliveries from '#lib/webhooks/outbound/delivery-records';
 import * as Events from '#lib/webhooks/outbound/events';
 import * as TenantConfig from '#lib/webhooks/outbound/tenant-config';
-import { keyManagement } from '#lib/wiring-keys';
-import { messageQueue } from '#lib/wiring-queue';
 
 /**
  * The `tenant-config` function. `allowPrivateTargets` is the deployment's ALLOW_PRIVATE_WEBHOOK_TARGETS;
- * tests build the group with it off to see the checks a deployment applies.
+ * tests build the group with it off to see the checks a deployment applies, and with their own queue.
  */
-export function tenantConfigHandler(options: { allowPrivateTargets?: boolean } = {}) {
-  const allowPrivateTargets = options.allowPrivateTargets ?? config.allowPrivateWebhookTargets;
-  return groupHandler('tenant-config', [
-    route(getTenantConfig, async ({ ctx }) => TenantConfig.getTenantConfig(ctx, { keys: keyManagement() })),
-    route(updateTenantConfig, async ({ body, ctx }) =>
-      TenantConfig.updateTenantConfig(ctx, body, { keys: keyManagement(), allowPrivateTargets }),
-    ),
-    route(rotateWebhookSecret, async ({ ctx }) =>
-      TenantConfig.rotateSigningSecret(ctx, { keys: keyManagement() }),
-    ),
-    route(sendTestWebhook, async ({ body, ctx }) =>
-      accepted(await Events.sendTestEvent(ctx, body ?? {}, { queue: messageQueue() })),
-    ),
-    route(listWebhookDeliveries, async ({ query, ctx }) => {
-      const page = await Deliveries.listWebhookDeliveries(ctx, query);
-      return listOf(page.items, { total: page.total, limit: query.limit, offset: query.offset });
-    }),
-    route(getWebhookDelivery, async ({ params, ctx }) => Deliveries.getWebhookDelivery(ctx, params.id)),
-  ]);
+export function tenantConfigHandler(options: GroupOptions & { allowPrivateTargets?: boolean } = {}) {
+  const { allowPrivateTargets = config.allowPrivateWebhookTargets, ...group } = options;
+  return groupHandler(
+    'tenant-config',
+    [
+      route(getTenantConfig, async ({ ctx }) => TenantConfig.getTenantConfig(ctx, { keys: ctx.ports.keys })),
+      route(updateTenantConfig, async ({ body, ctx }) =>
+        TenantConfig.updateTenantConfig(ctx, body, { keys: ctx.ports.keys, allowPrivateTargets }),
+      ),
+      route(rotateWebhookSecret, async ({ ctx }) =>
+        TenantConfig.rotateSigningSecret(ctx, { keys: ctx.ports.keys }),
+      ),
+      route(sendTestWebhook, async ({ body, ctx }) =>
+        Events.sendTestEvent(ctx, body ?? {}, { queue: ctx.ports.queue }),
+      ),
+      route(listWebhookDeliveries, async ({ query, ctx }) => Deliveries.listWebhookDeliveries(ctx, query)),
+      route(getWebhookDelivery, async ({ params, ctx }) => Deliveries.getWebhookDelivery(ctx, params.id)),
+    ],
+    { ...group, ports: { keys, queue, ...group.ports } },
+  );
 }
 
 export const handler = tenantConfigHandler();

@@ -1,21 +1,22 @@
+import { email } from '#lib/app/email';
+import { keys } from '#lib/app/keys';
 import { groupHandler, type RouteBinding, route } from '#lib/http/group-handler';
 import { chatWebhook, deployWebhook, gitWebhook } from '#lib/routes/webhooks';
 import { receiveChatMessage } from '#lib/webhooks/inbound/chat-messages';
 import { receiveDeployWebhook } from '#lib/webhooks/inbound/deploy-events';
 import { receiveGitWebhook } from '#lib/webhooks/inbound/git-push';
-import { keyManagement } from '#lib/wiring-keys';
 
 /** Exported so that tests can serve the same routes with a clock they set (the replay window). */
 export const bindings: RouteBinding[] = [
   route(gitWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveGitWebhook(ctx, keyManagement(), { orgId: query.org, headers, rawBody, body }),
+    receiveGitWebhook(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
   ),
   route(deployWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveDeployWebhook(ctx, keyManagement(), { orgId: query.org, headers, rawBody, body }),
+    receiveDeployWebhook(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
   ),
   route(chatWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveChatMessage(ctx, keyManagement(), { orgId: query.org, headers, rawBody, body }),
+    receiveChatMessage(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
   ),
 ];
 
-export const handler = groupHandler('webhooks', bindings);
+export const handler = groupHandler('webhooks', bindings, { ports: { keys, email } });

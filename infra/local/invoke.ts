@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { lambdaContext } from '#infra/local/lambda-context';
+import { connectLocalQueues } from '#infra/local/queues';
 import { readServerlessFunctions } from '#infra/local/serverless-routes';
 import { ensureTable } from '#infra/local/table';
 
@@ -57,6 +58,8 @@ try {
   });
   await ensureTable(client, config.tableName);
   client.destroy();
+  // What the function queues is handed to its consumers here too, as it would be under npm start.
+  connectLocalQueues();
   const module = await import(pathToFileURL(resolve(`${fn.module}.ts`)).href);
   const result = await module[fn.exportName](event, lambdaContext(fn.name));
   console.log(JSON.stringify(result, null, 2));

@@ -30,13 +30,24 @@ export interface ApiRoute {
 
 type ScheduleEvent = string | { rate: string | string[]; enabled?: boolean };
 
+interface SqsEvent {
+  arn: unknown;
+  batchSize?: number;
+}
+
 interface FunctionDefinition {
   handler: string;
-  events?: Array<{ httpApi?: string | { method: string; path: string }; schedule?: ScheduleEvent }>;
+  events?: Array<{
+    httpApi?: string | { method: string; path: string };
+    schedule?: ScheduleEvent;
+    sqs?: SqsEvent;
+  }>;
 }
 
 interface ServerlessFile {
+  service?: string;
   functions?: Record<string, FunctionDefinition>;
+  resources?: unknown[];
 }
 
 /** Every function of serverless.yml with its definition. */
@@ -175,4 +186,52 @@ function pathParametersOf(routePath: string, requestPath: string): Record<string
     if (param) parameters[param[1] as string] = parts[index] as string;
   }
   return parameters;
+}
+
+export interface QueueConsumerDefinition {
+  fn: ServerlessFunction;
+  /** The queue's name without the `<service>-<stage>-` prefix, e.g. `webhook-delivery`. */
+  queue: string;
+  batchSize: number;
+}
+
+/**
+ * The `sqs` events of serverless.yml: which function consumes which queue. An event names its queue
+ * as `!GetAtt <LogicalId>.Arn`; the queue's name comes from that resource in the CloudFormation
+ * fragments serverless.yml includes (`${file(infra/aws/….yml)}`).
+ */
+export function readServerlessQueueConsumers(file = 'serverless.yml'): QueueConsumerDefinition[] {
+  const doc = parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as ServerlessFile;
+  const queueNames = new Map<string, string>();
+  for (const entry of doc.resources ?? []) {
+    const included = typeof entry === 'string' ? /^\$\{file\((.+)\)\}$/.exec(entry)?.[1] : undefined;
+    if (!included) continue;
+    const fragment = parse(readFileSync(included, 'utf8'), { customTags: cloudFormationTags }) as {
+      Resources?: Record<string, { Type?: string; Properties?: { QueueName?: string } }>;
+    };
+    for (const [id, resource] of Object.entries(fragment.Resources ?? {})) {
+      const name = resource.Properties?.QueueName;
+      if (resource.Type === 'AWS::SQS::Queue' && name) {
+        queueNames.set(id, name.replace(/^\$\{self:service\}-\$\{sls:stage\}-/, ''));
+      }
+    }
+  }
+  const consumers: QueueConsumerDefinition[] = [];
+  for (const { fn, definition } of readDefinitions(file)) {
+    for (const event of definition.events ?? []) {
+      if (!event.sqs) continue;
+      const logicalId = queueLogicalId(event.sqs.arn);
+      const queue = logicalId ? queueNames.get(logicalId) : undefined;
+      if (!queue) throw new Error(`${fn.name}: its sqs event names no queue declared under resources`);
+      consumers.push({ fn, queue, batchSize: event.sqs.batchSize ?? 10 });
+    }
+  }
+  return consumers;
+}
+
+/** `!GetAtt WebhookDeliveryQueue.Arn` as the YAML tags parse it. */
+function queueLogicalId(arn: unknown): string | undefined {
+  const value = (arn as { 'Fn::GetAtt'?: unknown })?.['Fn::GetAtt'] ?? arn;
+  const text = Array.isArray(value) ? value.join('.') : String(value);
+  return /^(\w+)\.Arn$/.exec(text)?.[1];
 }

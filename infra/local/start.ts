@@ -9,6 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type DynamoLocal, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { type Gateway, startGateway } from '#infra/local/gateway';
 import { freePort, portInUse } from '#infra/local/ports';
+import { connectLocalQueues } from '#infra/local/queues';
 import { type LocalSchedules, startSchedules } from '#infra/local/schedules';
 import { ensureTable } from '#infra/local/table';
 
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
       onRequest: process.env.QUIET ? undefined : (line) => console.log(line),
     });
     schedules = startSchedules();
+    const queues = connectLocalQueues();
     writeFileSync(
       runtimeFile,
       JSON.stringify(
@@ -93,9 +95,10 @@ async function main(): Promise<void> {
         `  Docs     http://localhost:${gateway.port}/api/docs`,
         `  Health   http://localhost:${gateway.port}/api/health`,
         `  Data     ${dataDir}${created ? ' (new table created)' : ''}`,
-        `  Payments ${config.stripeSecretKey ? 'Stripe' : `local provider, webhook secret ${(await import('#lib/wiring-payments')).paymentsWebhookSecret()}`}`,
+        `  Payments ${config.stripeSecretKey ? 'Stripe' : `local provider, webhook secret ${(await import('#lib/app/secrets')).secrets.paymentsWebhookSecret}`}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
         `  Schedules ${schedules.schedules.map((schedule) => `${schedule.fn.name} ${schedule.expression}`).join(', ') || 'none'}`,
+        `  Queues   ${queues.map((consumer) => `${consumer.queue} -> ${consumer.fn.name}`).join(', ') || 'none'}`,
         '',
         'Press Ctrl-C to stop.',
       ].join('\n'),

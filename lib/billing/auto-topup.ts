@@ -1,9 +1,9 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import type { PaymentsProvider } from '#lib/adapters/ports';
 import { billingKeys } from '#lib/billing/keys';
 import type { RequestContext } from '#lib/context';
 import { table } from '#lib/db/table';
 import { requirePrincipal } from '#lib/identity/access';
+import type { PaymentsProvider } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { type ConsumeResult, consume } from '#lib/tokens/ledger';
 

@@ -1,4 +1,3 @@
-import type { CheckoutItem, CheckoutSession, PaymentIntent, PaymentsProvider } from '#lib/adapters/ports';
 import {
   findPackage,
   findTier,
@@ -29,6 +28,7 @@ import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
+import type { CheckoutItem, CheckoutSession, PaymentIntent, PaymentsProvider } from '#lib/kernel/ports';
 
 /** Billing for bearer callers: the active organization's subscription, purchases, usage and plan. */
 

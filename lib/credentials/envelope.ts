@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { KeyContext, KeyManagement } from '#lib/adapters/ports';
 import { AppError } from '#lib/errors';
+import type { KeyContext, KeyManagement } from '#lib/kernel/ports';
 
 /**
  * Envelope encryption of one secret value: a fresh data key per write (from the key service),

@@ -1,5 +1,4 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import type { KeyManagement } from '#lib/adapters/ports';
 import type { Principal, RequestContext } from '#lib/context';
 import { type Envelope, open, seal } from '#lib/credentials/envelope';
 import { tenantPk } from '#lib/db/keys';
@@ -7,6 +6,7 @@ import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { isConditionFailed, table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { KeyManagement } from '#lib/kernel/ports';
 
 /**
  * The organization's credential store: named secret values, each sealed by envelope encryption. Lists

@@ -1,10 +1,9 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import type { Clock, EmailSender } from '#lib/adapters/ports';
+import { type PortSpec, wirePorts } from '#lib/app/ports';
 import { config, type Tier } from '#lib/config';
-import type { Principal, RequestContext } from '#lib/context';
 import { locateFields } from '#lib/http/field-locations';
-import { type Authenticator, authenticate } from '#lib/http/middleware/authenticate';
+import { authenticate } from '#lib/http/middleware/authenticate';
 import { cors } from '#lib/http/middleware/cors';
 import { errorEnvelope } from '#lib/http/middleware/error-envelope';
 import { jsonBody } from '#lib/http/middleware/json-body';
@@ -14,11 +13,13 @@ import { rateLimit, rateLimitHeaders } from '#lib/http/middleware/rate-limit';
 import { securityHeaders } from '#lib/http/middleware/security-headers';
 import { traceId } from '#lib/http/middleware/trace-id';
 import { validateRequest } from '#lib/http/middleware/validate-request';
-import { HttpResult } from '#lib/http/results';
+import { toResponse } from '#lib/http/respond';
 import type { BodyOf, ParamsOf, QueryOf, RouteDef } from '#lib/http/route';
 import { Router } from '#lib/http/router';
-import type { HttpContext, HttpEvent, HttpResponse } from '#lib/http/types';
-import * as wiring from '#lib/wiring';
+import type { HttpContext, HttpEvent, HttpRequest, HttpResponse } from '#lib/http/types';
+import { bearerAuthenticator } from '#lib/identity/authenticator';
+import type { Authenticator, Principal, RequestContext } from '#lib/kernel/context';
+import { requestContext } from '#lib/kernel/context';
 
 export interface RouteInput<D extends RouteDef> {
   params: ParamsOf<D>;
@@ -52,9 +53,9 @@ export function route<D extends RouteDef>(
 }
 
 export interface GroupOptions {
+  /** The adapters this group's routes use (lib/app/*), or a test's own implementations. */
+  ports?: PortSpec;
   authenticator?: Authenticator;
-  clock?: Clock;
-  email?: EmailSender;
   allowedOrigins?: string[];
   validateResponses?: boolean;
   /** Rate limits: the anonymous tier, and a tier for every caller (null: each organization's own). */
@@ -63,9 +64,15 @@ export interface GroupOptions {
 
 /**
  * The Lambda handler of one endpoint group: the shared middleware stack around a router over the
- * group's routes. Built once at module scope of `functions/http/<group>.ts`.
+ * group's routes. Built once at module scope of `functions/http/<group>.ts`; `routes` lists the
+ * registry entries it serves (the binding test reads it).
  */
-export type GroupHandler = (event: HttpEvent, context: Context) => Promise<HttpResponse>;
+export type GroupHandler = ((event: HttpEvent, context: Context) => Promise<HttpResponse>) & {
+  readonly routes: readonly RouteDef[];
+};
+
+/** Per-request state: the context the domain receives, made once the trace id is known. */
+type WithCtx = HttpContext & { ctx?: RequestContext };
 
 export function groupHandler(
   group: string,
@@ -80,16 +87,21 @@ export function groupHandler(
     }
   }
   const router = new Router(bindings);
-  const handlers = new Map(bindings.map((binding) => [binding.def, binding]));
-  const clock = options.clock ?? wiring.clock;
-  const authenticator = options.authenticator ?? wiring.defaultAuthenticator(clock);
+  const byDef = new Map(bindings.map((binding) => [binding.def, binding]));
+  const ports = wirePorts(options.ports);
   const validateResponses = options.validateResponses ?? config.validateResponses;
+  const ctxOf = (request: HttpRequest): RequestContext => {
+    const context = request.context as WithCtx;
+    context.ctx ??= requestContext({ ports, traceId: context.traceId, baseUrl: baseUrlOf(request.event) });
+    return context.ctx;
+  };
 
   const serve = async (event: HttpEvent, context: HttpContext): Promise<HttpResponse> => {
     if (context.preflight) return { statusCode: 204, headers: {}, body: '' };
     const def = context.route as RouteDef;
-    const binding = handlers.get(def) as RouteBinding;
+    const binding = byDef.get(def) as RouteBinding;
     const input = context.input ?? { params: undefined, query: undefined, body: undefined };
+    const ctx = ctxOf({ event, context } as HttpRequest);
     const result = await binding
       .handler({
         params: input.params,
@@ -101,19 +113,13 @@ export function groupHandler(
         cookies: event.cookies ?? [],
         sourceIp: event.requestContext?.http?.sourceIp ?? '0.0.0.0',
         principal: context.principal,
-        ctx: {
-          traceId: context.traceId,
-          principal: context.principal,
-          clock,
-          email: options.email ?? wiring.emailSender(),
-          baseUrl: baseUrlOf(event),
-        },
+        ctx,
       } as RouteInput<RouteDef>)
       .catch((error: unknown) => {
         locateFields(error, def, binding.fields);
         throw error;
       });
-    const response = toResponse(result, def, validateResponses);
+    const response = toResponse(result, def, input.query, validateResponses);
     if (event.requestContext?.http?.method?.toUpperCase() === 'HEAD') response.body = '';
     return response;
   };
@@ -128,10 +134,15 @@ export function groupHandler(
     // Every body this API takes is JSON, so a malformed one is refused before routing (400 before 404/405).
     .use(jsonBody())
     .use(matchRoute(router))
-    .use(authenticate(authenticator))
+    .use(
+      authenticate(options.authenticator ?? bearerAuthenticator, {
+        allowedOrigins: options.allowedOrigins ?? config.allowedOrigins,
+        ctx: ctxOf,
+      }),
+    )
     .use(
       rateLimit({
-        clock,
+        clock: { now: () => ports.clock.now() },
         anonymousTier: options.rateLimits?.anonymousTier ?? config.anonymousTier,
         overrideTier:
           options.rateLimits?.overrideTier === null
@@ -141,52 +152,14 @@ export function groupHandler(
     )
     .use(validateRequest());
   // Lambda hands over a plain Context; the middleware stack fills in the HttpContext fields.
-  return handler as unknown as GroupHandler;
+  return Object.assign(handler, {
+    routes: bindings.map((binding) => binding.def),
+  }) as unknown as GroupHandler;
 }
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** `https://host/api` as the caller reached this deployment (for links sent by email). */
 function baseUrlOf(event: HttpEvent): string {
   const proto = event.headers['x-forwarded-proto']?.split(',')[0]?.trim() ?? 'http';
   const host = event.headers.host ?? event.requestContext?.domainName ?? 'localhost';
   return `${proto}://${host}/api`;
-}
-
-function toResponse(result: unknown, def: RouteDef, validate: boolean): HttpResponse {
-  const outcome = result instanceof HttpResult ? result : new HttpResult(def.status ?? 200, { data: result });
-  if (outcome.raw) {
-    return {
-      statusCode: outcome.status,
-      headers: { ...outcome.headers },
-      body: outcome.body as string,
-      isBase64Encoded: outcome.isBase64Encoded,
-      cookies: outcome.cookies,
-    };
-  }
-  if (validate) assertMatchesSchema(outcome.body, def);
-  return {
-    statusCode: outcome.status,
-    headers: { 'Content-Type': JSON_TYPE, ...outcome.headers },
-    body: JSON.stringify(outcome.body),
-    ...(outcome.cookies.length > 0 ? { cookies: outcome.cookies } : {}),
-  };
-}
-
-/**
- * With VALIDATE_RESPONSES (tests, local development) every response is checked against the route's
- * declared schema, so the OpenAPI document cannot drift from what the code sends.
- */
-function assertMatchesSchema(body: unknown, def: RouteDef): void {
-  if (!def.response) return;
-  const data = (body as { data?: unknown }).data;
-  const items = Array.isArray(data) && def.envelope === 'list' ? data : [data];
-  for (const item of items) {
-    const result = def.response.safeParse(item);
-    if (!result.success) {
-      throw new Error(
-        `Response of ${def.method} ${def.path} does not match its schema: ${JSON.stringify(result.error.issues)}`,
-      );
-    }
-  }
 }

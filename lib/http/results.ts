@@ -1,11 +1,27 @@
 /**
- * What a route function may return besides a plain value (which answers `200 { data: value }`).
+ * What a route function may return. A plain value is the route's `data`, enveloped as its registry
+ * entry says (`item`, `list` for a page, `deleted`) with the entry's status. The rest are for what the
+ * registry cannot say: extra `meta` beside the data, cookies, a status chosen at run time (health
+ * probes), and raw bodies outside the envelope.
  */
-export interface ListMeta {
+
+/** A page of a list as the domain returns it; the group handler turns it into `{ data, meta }`. */
+export interface Page<T = unknown> {
+  items: T[];
   total: number;
   limit: number;
   offset: number;
 }
+
+/** `data` with extra `meta` (a deletion's `meta` keeps `deleted: true` unless this says otherwise). */
+export class WithMeta {
+  constructor(
+    readonly data: unknown,
+    readonly meta: Record<string, unknown>,
+  ) {}
+}
+
+export const withMeta = (data: unknown, meta: Record<string, unknown>): WithMeta => new WithMeta(data, meta);
 
 export class HttpResult {
   constructor(
@@ -19,21 +35,11 @@ export class HttpResult {
   ) {}
 }
 
-/** `200 { data }` that also sets cookies. */
+/** The route's envelope around `data`, and cookies to set. */
 export const withCookies = (data: unknown, cookies: string[], status = 200): HttpResult =>
   new HttpResult(status, { data }, {}, false, false, cookies);
 
-export const created = (data: unknown, headers: Record<string, string> = {}): HttpResult =>
-  new HttpResult(201, { data }, headers);
-
-export const accepted = (data: unknown): HttpResult => new HttpResult(202, { data });
-
-export const listOf = (items: unknown[], meta: ListMeta): HttpResult =>
-  new HttpResult(200, { data: items, meta });
-
-export const deleted = (data: unknown, meta: Record<string, unknown> = {}): HttpResult =>
-  new HttpResult(200, { data, meta: { deleted: true, ...meta } });
-
+/** A status chosen at run time (a health probe answers 503 with the same record). */
 export const withStatus = (status: number, data: unknown): HttpResult => new HttpResult(status, { data });
 
 export const rawResponse = (options: {

@@ -1,5 +1,4 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import { actorOf, saveCredential } from '#lib/credentials/store';
 import { tenantPk } from '#lib/db/keys';
@@ -12,6 +11,7 @@ import {
   INTEGRATIONS,
   type Integration,
 } from '#lib/integrations/catalogue';
+import type { KeyManagement } from '#lib/kernel/ports';
 
 export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
 

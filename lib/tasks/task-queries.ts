@@ -49,7 +49,7 @@ function keeps(filter: TaskFilter, queryWords: string[] | undefined) {
 }
 
 /** The words of `q`, or a 400 when it has none (only punctuation, say). */
-export function searchWords(q: string, path = 'query.q'): string[] {
+export function searchWords(q: string, path = 'q'): string[] {
   const found = [...new Set(words(q))];
   if (found.length === 0) {
     const message = 'q has no words to search for (words are letters and digits)';
@@ -227,15 +227,14 @@ export async function listTasks(
   ctx: RequestContext,
   request: ListRequest,
   page: PageRequest,
-  assigneePath = 'query.assignee',
 ): Promise<Page<Task> & PageRequest> {
   const principal = requirePrincipal(ctx);
   const { next, ...rest } = request;
-  const filter: TaskFilter = { ...rest, assignee: resolveAssignee(principal, rest.assignee, assigneePath) };
+  const filter: TaskFilter = { ...rest, assignee: resolveAssignee(principal, rest.assignee, 'assignee') };
   if (next) {
     if (request.statuses !== undefined || request.q !== undefined) {
       const message = 'next=true picks a todo task; it cannot be combined with status or q';
-      throw new ValidationError(message, [{ path: 'query.next', message }]);
+      throw new ValidationError(message, [{ path: 'next', message }]);
     }
     const item = await nextTaskItem(principal.orgId, filter);
     return { items: item ? [toTask(item)] : [], total: item ? 1 : 0, limit: 1, offset: 0 };

@@ -1,5 +1,4 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { MessageQueue } from '#lib/adapters/ports';
 import { changelogWrite } from '#lib/changelog/changelog';
 import type { Principal, RequestContext } from '#lib/context';
 import { counterKey, nextId } from '#lib/db/counters';
@@ -8,6 +7,7 @@ import { table } from '#lib/db/table';
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { MessageQueue } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   getProductById,

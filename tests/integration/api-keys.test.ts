@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as apiKeys, bindings } from '#functions/http/api-keys';
 import { handler as auth } from '#functions/http/auth';
-import { fixedClock } from '#lib/adapters/system-clock';
 import { sha256 } from '#lib/crypto/secrets';
 import { groupHandler } from '#lib/http/group-handler';
+import { fixedClock } from '#lib/kernel/clock';
 import { call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 
 const HOUR = 3_600_000;
@@ -229,7 +229,7 @@ describe('GET /organizations/{orgId}/api-keys and /{keyId}', () => {
   it('lists keys masked, oldest first, with exact paging meta', async () => {
     const lister = await newUser('lister');
     const clock = fixedClock(new Date());
-    const keys = groupHandler('api-keys', bindings, { clock });
+    const keys = groupHandler('api-keys', bindings, { ports: { clock } });
     const { key: _raw, ...first } = await createKey({ name: 'first' }, lister, keys);
     clock.advance(1);
     await createKey({ name: 'second' }, lister, keys);
@@ -395,7 +395,7 @@ describe('POST /organizations/{orgId}/api-keys/{keyId}/roll', () => {
 describe('POST /organizations/{orgId}/api-keys/{keyId}/rotate (with a clock the test moves)', () => {
   it('keeps the old key working until the grace ends, then only the new key works', async () => {
     const clock = fixedClock(new Date());
-    const keys = groupHandler('api-keys', bindings, { clock });
+    const keys = groupHandler('api-keys', bindings, { ports: { clock } });
     const start = clock.now().getTime();
     const { id, key: oldKey } = await createKey({ scopes: ['admin'] }, owner, keys);
 
@@ -425,7 +425,7 @@ describe('POST /organizations/{orgId}/api-keys/{keyId}/rotate (with a clock the 
 
   it('gives a 24-hour grace when no grace_hours is given', async () => {
     const clock = fixedClock(new Date());
-    const keys = groupHandler('api-keys', bindings, { clock });
+    const keys = groupHandler('api-keys', bindings, { ports: { clock } });
     const { id } = await createKey({}, owner, keys);
 
     const rotated = await call(keys, 'POST', `${keysOf(owner.orgId)}/${id}/rotate`, { token: owner.token });
@@ -484,7 +484,7 @@ describe('POST /organizations/{orgId}/api-keys/{keyId}/rotate (with a clock the 
 describe('expiry', () => {
   it('stops a key at its expires_at and refuses to rotate it afterwards', async () => {
     const clock = fixedClock(new Date());
-    const keys = groupHandler('api-keys', bindings, { clock });
+    const keys = groupHandler('api-keys', bindings, { ports: { clock } });
     const start = clock.now().getTime();
     const { id, key } = await createKey(
       { scopes: ['admin'], expires_at: new Date(start + HOUR).toISOString() },
@@ -542,7 +542,7 @@ describe('DELETE /organizations/{orgId}/api-keys/{keyId}', () => {
 describe('GET /organizations/{orgId}/api-keys/{keyId}/usage', () => {
   it('lists the requests made with the key, newest first, with route and status', async () => {
     const clock = fixedClock(new Date());
-    const keys = groupHandler('api-keys', bindings, { clock });
+    const keys = groupHandler('api-keys', bindings, { ports: { clock } });
     const { id, key } = await createKey({ scopes: ['admin'] }, owner, keys);
     const other = await createKey({ scopes: ['admin'] }, owner, keys);
 

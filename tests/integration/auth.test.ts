@@ -3,10 +3,10 @@ import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as auth } from '#functions/http/auth';
 import { handler as users } from '#functions/http/users';
-import { fixedClock } from '#lib/adapters/system-clock';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { identityKeys } from '#lib/identity/keys';
+import { fixedClock } from '#lib/kernel/clock';
 import { logger } from '#lib/logger';
 import { me } from '#lib/routes/auth';
 import { call, login, newUser, outboxFor } from '#tests/support/identity';
@@ -218,7 +218,9 @@ describe('bearer authentication', () => {
     ).toString('base64url');
     const unsigned = `${header}.${payload}.`;
     const later = fixedClock(new Date(Date.now() + 2 * 3600_000));
-    const meLater = groupHandler('auth', [route(me, async ({ principal }) => principal)], { clock: later });
+    const meLater = groupHandler('auth', [route(me, async ({ principal }) => principal)], {
+      ports: { clock: later },
+    });
 
     // Act
     const responses = [

@@ -3,11 +3,14 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { handler as billing } from '#functions/http/billing';
+import { secrets } from '#lib/app/secrets';
 import { findPackage } from '#lib/billing/catalogue';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
-import { paymentsWebhookSecret } from '#lib/wiring-payments';
+
+const paymentsWebhookSecret = () => secrets.paymentsWebhookSecret;
+
 import { context, httpEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { handler as credentials } from '#functions/http/credentials';
 import { handler as integrations } from '#functions/http/integrations';
+import { keys as keyManagement } from '#lib/app/keys';
 import { readCredentialValue } from '#lib/credentials/store';
-import { keyManagement } from '#lib/wiring-keys';
 import { call, joinOrganization, newUser } from '#tests/support/identity';
 
 describe('integrations', () => {

@@ -1,13 +1,16 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { organizationRoutes, handler as organizations } from '#functions/http/organizations';
-import { fixedClock } from '#lib/adapters/system-clock';
+import { email } from '#lib/app/email';
+import { wirePorts } from '#lib/app/ports';
 import { sha256 } from '#lib/crypto/secrets';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler } from '#lib/http/group-handler';
 import { newApiKey } from '#lib/identity/api-key-format';
+import { bearerAuthenticator } from '#lib/identity/authenticator';
 import { identityKeys } from '#lib/identity/keys';
-import { defaultAuthenticator } from '#lib/wiring';
+import { fixedClock } from '#lib/kernel/clock';
+import { type Authenticator, requestContext } from '#lib/kernel/context';
 import { type CallOptions, call, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 
 const DAY_MS = 86_400_000;
@@ -15,11 +18,18 @@ const DAY_MS = 86_400_000;
 const api = (method: string, path: string, options: CallOptions = {}) =>
   call(organizations, method, path, options);
 
+/** Credentials checked at real time, whatever clock the handler's domain runs on. */
+const realTime = wirePorts();
+const authenticatorAtRealTime: Authenticator = {
+  authenticate: (ctx, credential) =>
+    bearerAuthenticator.authenticate(requestContext({ traceId: ctx.traceId, ports: realTime }), credential),
+};
+
 /** A handler whose domain clock runs `days` ahead, while credentials are still checked at real time. */
 const handlerDaysAhead = (days: number) =>
   groupHandler('organizations', organizationRoutes, {
-    clock: fixedClock(new Date(Date.now() + days * DAY_MS)),
-    authenticator: defaultAuthenticator(),
+    ports: { clock: fixedClock(new Date(Date.now() + days * DAY_MS)), email },
+    authenticator: authenticatorAtRealTime,
   });
 
 let unique = 0;

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { handler as apiKeys } from '#functions/http/api-keys';
 import { handler as products } from '#functions/http/products';
-import { handler as tasks } from '#functions/http/tasks';
-import { handler as tenantConfig } from '#functions/http/tenant-config';
+import { tasksHandler } from '#functions/http/tasks';
+import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
-import type { MessageQueue } from '#lib/adapters/ports';
-import { fixedClock } from '#lib/adapters/system-clock';
+import { fixedClock } from '#lib/kernel/clock';
+import type { MessageQueue } from '#lib/kernel/ports';
 import { requeueUnqueued } from '#lib/webhooks/outbound/events';
-import { useMessageQueue } from '#lib/wiring-queue';
 import { call, newUser, type TestUser } from '#tests/support/identity';
+import { testQueue } from '#tests/support/queues';
 import {
   as,
   createProduct,
@@ -26,6 +26,9 @@ import {
   publicTaskRecord,
 } from '#tests/support/tasks';
 import { type Receiver, startReceiver, verifyStandardWebhook } from '#tests/support/webhook-receiver';
+
+const tasks = tasksHandler({ ports: { queue: testQueue } });
+const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 
 /**
  * The public tasks API (`/v1/public/tasks`): the same records as `/tasks` under the public field
@@ -45,8 +48,11 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   const consumers: MemoryQueueOptions['consumers'] = {};
   queue = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
-  consumers['webhook-delivery'] = webhookDeliveryHandler({ queue, retryDelaysSeconds: FAST_RETRIES });
-  useMessageQueue(queue);
+  consumers['webhook-delivery'] = webhookDeliveryHandler({
+    ports: { queue },
+    retryDelaysSeconds: FAST_RETRIES,
+  });
+  testQueue.use(queue);
   // The first user of this file's table is the instance admin, who may do everything everywhere;
   // taking that place here keeps every other user an ordinary one.
   await newUser('instanceadmin');
@@ -632,8 +638,8 @@ describe('the task_completed event when its message cannot be queued at once', (
     },
   };
 
-  beforeAll(() => useMessageQueue(flakyQueue));
-  afterAll(() => useMessageQueue(queue));
+  beforeAll(() => testQueue.use(flakyQueue));
+  afterAll(() => testQueue.use(queue));
 
   it('completes the task with its delivery pending, and the sweeper sends it exactly once after a minute', async () => {
     // Prepare

@@ -1,12 +1,12 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fixedClock } from '#lib/adapters/system-clock';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { defineRoute } from '#lib/http/route';
 import { identityKeys } from '#lib/identity/keys';
+import { fixedClock } from '#lib/kernel/clock';
 import { rateKey } from '#lib/rate-limit/limiter';
 import { call, newUser } from '#tests/support/identity';
 
@@ -46,7 +46,7 @@ function limitedHandler(start = nextMinute()) {
       route(open, async () => ({ ok: true })),
       route(createTask, async () => ({ created: true })),
     ],
-    { clock, rateLimits: { overrideTier: null, anonymousTier: 'free' } },
+    { ports: { clock }, rateLimits: { overrideTier: null, anonymousTier: 'free' } },
   );
   return { handler, clock };
 }

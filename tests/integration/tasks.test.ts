@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as apiKeys } from '#functions/http/api-keys';
 import { handler as products } from '#functions/http/products';
 import { handler as tasks, tasksHandler } from '#functions/http/tasks';
-import { fixedClock } from '#lib/adapters/system-clock';
+import { fixedClock } from '#lib/kernel/clock';
 import { type CallResult, call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 import {
   as,
@@ -1176,7 +1176,7 @@ describe('task creation limit', () => {
   it('answers the 31st create of a minute with 429 and Retry-After, counting both APIs together', async () => {
     // Prepare: the limit counts fixed minutes; a fixed clock keeps all 32 creates in one of them.
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
-    const limited = tasksHandler({ clock: fixedClock(new Date(minute + 60_000 + 1_000)) });
+    const limited = tasksHandler({ ports: { clock: fixedClock(new Date(minute + 60_000 + 1_000)) } });
     const owner = await newUser('owner');
 
     // Act

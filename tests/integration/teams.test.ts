@@ -3,13 +3,14 @@ import { join } from 'node:path';
 import { BatchWriteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as teams } from '#functions/http/teams';
-import { systemClock } from '#lib/adapters/system-clock';
-import type { RequestContext } from '#lib/context';
+import { wirePorts } from '#lib/app/ports';
 import { sha256 } from '#lib/crypto/secrets';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
 import { createTeamInvite, teamKeys } from '#lib/identity/teams';
+import { systemClock } from '#lib/kernel/clock';
+import { type RequestContext, requestContext } from '#lib/kernel/context';
 import {
   type CallOptions,
   type CallResult,
@@ -766,7 +767,7 @@ describe('team invites', () => {
     const user = await newUser('mailfail');
     const team = await createTeam({ token: user.token }, 'Unreachable');
     const invitee = emailFor('bounce');
-    const failingMail: RequestContext = {
+    const failingMail: RequestContext = requestContext({
       traceId: 'test-trace',
       principal: {
         method: 'jwt',
@@ -778,10 +779,12 @@ describe('team invites', () => {
         scopes: [],
         organization: { id: user.orgId, name: user.username, slug: user.username },
       },
-      clock: systemClock,
-      email: { send: async () => Promise.reject(new Error('mail relay down')) },
+      ports: wirePorts({
+        clock: systemClock,
+        email: { send: async () => Promise.reject(new Error('mail relay down')) },
+      }),
       baseUrl: 'http://localhost/api',
-    };
+    });
 
     // Act
     const failed = createTeamInvite(failingMail, team.id, { email: invitee, role: 'member' });

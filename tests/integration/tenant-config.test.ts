@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handler as tenantConfig, tenantConfigHandler } from '#functions/http/tenant-config';
+import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { type MemoryQueue, memoryQueue } from '#lib/adapters/local/memory-queue';
-import { useMessageQueue } from '#lib/wiring-queue';
 import {
   type CallOptions,
   type CallResult,
@@ -10,6 +9,9 @@ import {
   newUser,
   type TestUser,
 } from '#tests/support/identity';
+import { testQueue } from '#tests/support/queues';
+
+const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 
 /** Sends made by the endpoints land here; this file checks the configuration, not the deliveries. */
 const sent: unknown[] = [];
@@ -24,7 +26,7 @@ beforeAll(async () => {
       },
     },
   });
-  useMessageQueue(queue);
+  testQueue.use(queue);
   // The first user of this file's table is the instance admin, who counts as an admin everywhere;
   // taking that place here keeps every other user an ordinary one.
   await newUser('instanceadmin');
@@ -246,7 +248,7 @@ describe('PATCH /tenant-config', () => {
   });
 
   describe('where private targets are not allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS=false)', () => {
-    const deployed = tenantConfigHandler({ allowPrivateTargets: false });
+    const deployed = tenantConfigHandler({ allowPrivateTargets: false, ports: { queue: testQueue } });
 
     it.each([
       ['plain http', 'http://hooks.example.com/tasks', /must use https/],

@@ -1,21 +1,23 @@
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { handler as tenantConfig } from '#functions/http/tenant-config';
+import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
-import type { MessageQueue } from '#lib/adapters/ports';
-import { fixedClock, systemClock } from '#lib/adapters/system-clock';
+import { fixedClock, systemClock } from '#lib/kernel/clock';
+import type { MessageQueue } from '#lib/kernel/ports';
 import type { DeliveryDeps } from '#lib/webhooks/outbound/delivery-attempts';
 import { enqueueDelivery, publishEvent, requeueUnqueued } from '#lib/webhooks/outbound/events';
-import { useMessageQueue } from '#lib/wiring-queue';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import { testQueue } from '#tests/support/queues';
 import {
   type Answer,
   type Receiver,
   startReceiver,
   verifyStandardWebhook,
 } from '#tests/support/webhook-receiver';
+
+const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 
 /**
  * Outbound webhooks end to end in one process: the tenant-config function queues, the in-process queue
@@ -31,7 +33,7 @@ function deliveryQueue(overrides: Partial<DeliveryDeps> = {}): MemoryQueue {
   const consumers: MemoryQueueOptions['consumers'] = {};
   const queue = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
   consumers['webhook-delivery'] = webhookDeliveryHandler({
-    queue,
+    ports: { queue },
     retryDelaysSeconds: FAST_RETRIES,
     ...overrides,
   });
@@ -49,11 +51,11 @@ async function receiver(answer?: Answer): Promise<Receiver> {
 
 beforeAll(async () => {
   queue = deliveryQueue();
-  useMessageQueue(queue);
+  testQueue.use(queue);
   await newUser('instanceadmin');
 });
 
-afterEach(() => useMessageQueue(queue));
+afterEach(() => testQueue.use(queue));
 
 afterAll(async () => {
   queue.close();
@@ -386,7 +388,7 @@ describe('where private targets are not allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS=f
     const hook = await receiver(() => 200);
     const { options } = await tenantWithWebhook(hook.url.replace('http:', 'https:'));
     const deployed = deliveryQueue({ allowPrivateTargets: false, retryDelaysSeconds: [0.02] });
-    useMessageQueue(deployed);
+    testQueue.use(deployed);
 
     // Act
     const queued = await sendTest(options);
@@ -432,7 +434,7 @@ describe('where private targets are not allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS=f
       retryDelaysSeconds: [],
       lookup: async () => addresses,
     });
-    useMessageQueue(deployed);
+    testQueue.use(deployed);
 
     // Act
     const queued = await sendTest(options);
@@ -480,7 +482,7 @@ describe('the delivery function', () => {
       { type: 'test', url: hook.url, data: { n: 1 } },
       { queue: queued, clock: systemClock },
     );
-    const consumer = webhookDeliveryHandler({ queue: queued, retryDelaysSeconds: FAST_RETRIES });
+    const consumer = webhookDeliveryHandler({ ports: { queue: queued }, retryDelaysSeconds: FAST_RETRIES });
     const [message] = queued.messages;
 
     // Act
@@ -515,7 +517,7 @@ describe('the delivery function', () => {
         await queued.send(name, body, sendOptions);
       },
     };
-    const consumer = webhookDeliveryHandler({ queue: flaky, retryDelaysSeconds: FAST_RETRIES });
+    const consumer = webhookDeliveryHandler({ ports: { queue: flaky }, retryDelaysSeconds: FAST_RETRIES });
 
     // Act
     const failed = await consumer(sqsEvent(first));
@@ -541,7 +543,7 @@ describe('the delivery function', () => {
       { type: 'test', url: hook.url, data: {} },
       { queue: queued, clock: systemClock },
     );
-    const consumer = webhookDeliveryHandler({ queue: queued, retryDelaysSeconds: FAST_RETRIES });
+    const consumer = webhookDeliveryHandler({ ports: { queue: queued }, retryDelaysSeconds: FAST_RETRIES });
 
     // Act
     const response = await consumer(sqsEvent(queued.messages[0], { not: 'a delivery' }));

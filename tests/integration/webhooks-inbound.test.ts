@@ -4,13 +4,14 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { handler as deployments } from '#functions/http/deployments';
 import { bindings } from '#functions/http/webhooks';
-import { fixedClock } from '#lib/adapters/system-clock';
+import { email } from '#lib/app/email';
+import { keys as keyManagement } from '#lib/app/keys';
 import { saveCredential } from '#lib/credentials/store';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { groupHandler } from '#lib/http/group-handler';
+import { fixedClock } from '#lib/kernel/clock';
 import { logger } from '#lib/logger';
-import { keyManagement } from '#lib/wiring-keys';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 import { captureLogs } from '#tests/support/logs';
@@ -22,7 +23,7 @@ import { captureLogs } from '#tests/support/logs';
  */
 
 const clock = fixedClock(new Date('2026-01-05T12:00:00Z'));
-const webhooks = groupHandler('webhooks', bindings, { clock });
+const webhooks = groupHandler('webhooks', bindings, { ports: { clock, keys: keyManagement, email } });
 
 const UNAUTHORIZED = {
   error: { code: 'UNAUTHORIZED', message: 'Invalid webhook signature', details: [] },

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { handler as products } from '#functions/http/products';
-import { handler as tasks } from '#functions/http/tasks';
+import { tasksHandler } from '#functions/http/tasks';
 import { type CallOptions, type CallResult, call, type TestUser } from '#tests/support/identity';
+import { testQueue } from '#tests/support/queues';
 
 /**
  * Test helpers for tasks: the records and error bodies the two tasks APIs (`/tasks` and
@@ -9,6 +10,10 @@ import { type CallOptions, type CallResult, call, type TestUser } from '#tests/s
  */
 
 /** A task's state as the API shows it (`archived` is accepted on input but stored as `cancelled`). */
+
+/** The tasks function as the helpers below call it, publishing to the queue each test chooses. */
+const tasks = tasksHandler({ ports: { queue: testQueue } });
+
 export type TaskStatus = 'todo' | 'in_progress' | 'review' | 'done' | 'blocked' | 'cancelled';
 
 /** A task as either API answers it; the fields tests read by name are typed, the others are unknown. */

@@ -1,5 +1,5 @@
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
-import type { KeyManagement } from '#lib/adapters/ports';
+import type { KeyManagement } from '#lib/kernel/ports';
 
 /**
  * The AWS key-management adapter: data keys from KMS GenerateDataKey (AES_256) under the configured

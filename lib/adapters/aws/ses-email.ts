@@ -1,5 +1,5 @@
 import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
-import type { EmailMessage, EmailSender } from '#lib/adapters/ports';
+import type { EmailMessage, EmailSender } from '#lib/kernel/ports';
 
 /** The AWS email adapter: Amazon SES (v2 API), plain-text messages from a verified sender. */
 export function sesEmail(client: SESv2Client, from: string): EmailSender {

@@ -1,5 +1,5 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { MessageQueue, QueueName } from '#lib/adapters/ports';
+import type { MessageQueue, QueueName } from '#lib/kernel/ports';
 
 /** SQS refuses a DelaySeconds above 15 minutes. */
 export const MAX_DELAY_SECONDS = 900;

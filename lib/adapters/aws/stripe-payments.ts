@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
-import type { CheckoutItem, PaymentsProvider } from '#lib/adapters/ports';
 import { findPackage, findTier } from '#lib/billing/catalogue';
+import type { CheckoutItem, PaymentsProvider } from '#lib/kernel/ports';
 
 /**
  * The Stripe adapter of PaymentsProvider. Prices come from the catalogue as inline `price_data` (no

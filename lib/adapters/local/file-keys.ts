@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { KeyContext, KeyManagement } from '#lib/adapters/ports';
+import type { KeyContext, KeyManagement } from '#lib/kernel/ports';
 
 /**
  * The local key-management adapter: a 32-byte master key from LOCAL_MASTER_KEY (base64) or from

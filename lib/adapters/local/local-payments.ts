@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Clock, PaymentsProvider } from '#lib/adapters/ports';
 import { findPackage } from '#lib/billing/catalogue';
+import type { Clock, PaymentsProvider } from '#lib/kernel/ports';
 
 /**
  * The payments provider of local mode and tests: no network, ids derived from their inputs. A checkout

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import type { MessageQueue, QueueName } from '#lib/adapters/ports';
+import type { MessageQueue, QueueName } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 
 /**
@@ -26,6 +26,8 @@ export interface MemoryQueueOptions {
   /** Records per consumer invocation (the event source mapping's batch size). */
   batchSize?: number;
   region?: string;
+  /** Accept messages for a queue with no consumer yet and hand them over once one is connected. */
+  holdUntilConnected?: boolean;
 }
 
 export interface DeadLetter {
@@ -42,6 +44,8 @@ export interface MemoryQueue extends MessageQueue {
   readonly deadLetters: DeadLetter[];
   /** Cancels every pending timer; messages not yet delivered are dropped. */
   close(): void;
+  /** Connects a queue's consumer (as an event source mapping does) and hands it what is waiting. */
+  connect(queue: QueueName, consumer: QueueConsumer): void;
 }
 
 interface Message {
@@ -108,6 +112,7 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
     // Messages that become visible in the same turn of the event loop travel in one batch.
     setImmediate(() => {
       flushScheduled.delete(queue);
+      if (!options.consumers[queue]) return;
       const list = ready.get(queue) ?? [];
       ready.set(queue, []);
       for (let start = 0; start < list.length; start += batchSize) {
@@ -183,7 +188,8 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
   return {
     deadLetters,
     async send(queue, body, sendOptions = {}) {
-      if (!options.consumers[queue]) throw new Error(`The local queue has no consumer for ${queue}`);
+      if (!options.consumers[queue] && !options.holdUntilConnected)
+        throw new Error(`The local queue has no consumer for ${queue}`);
       const text = JSON.stringify(body);
       const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, sendOptions.delaySeconds ?? 0));
       makeVisibleAfter(
@@ -202,6 +208,10 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
       if (outstanding === 0) return Promise.resolve();
       return new Promise<void>((resolve) => waiters.push(resolve));
     },
+    connect(queue, consumer) {
+      options.consumers[queue] = consumer;
+      scheduleFlush(queue);
+    },
     close() {
       closed = true;
       for (const timer of timers) clearTimeout(timer);
@@ -210,4 +220,15 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
       settle();
     },
   };
+}
+
+let shared: MemoryQueue | undefined;
+
+/**
+ * The in-process queue of this process (local mode): the local runtime connects each queue's consumer
+ * from serverless.yml; until then, messages wait as they would in SQS with no consumer attached.
+ */
+export function localQueue(): MemoryQueue {
+  shared ??= memoryQueue({ consumers: {}, holdUntilConnected: true });
+  return shared;
 }

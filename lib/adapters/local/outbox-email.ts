@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EmailMessage, EmailSender } from '#lib/adapters/ports';
+import type { EmailMessage, EmailSender } from '#lib/kernel/ports';
 
 /**
  * The local email adapter: each message becomes one JSON file `{ to, subject, text, created_at }` in

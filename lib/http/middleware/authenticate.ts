@@ -1,19 +1,13 @@
-import type { Principal } from '#lib/context';
-import { AppError, UnauthorizedError } from '#lib/errors';
-import type { RouteDef } from '#lib/http/route';
+import { AppError, ForbiddenError, UnauthorizedError } from '#lib/errors';
+import { requiredPermission } from '#lib/http/route';
 import type { HttpEvent, HttpMiddleware, HttpRequest } from '#lib/http/types';
+import { API_KEY_PREFIX } from '#lib/identity/api-key-format';
+import { assertAllowed } from '#lib/identity/authenticator';
+import type { Authenticator, Credential, Principal, RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 
-/**
- * Resolves the caller of a `bearer` route from its request (JWT, `service_jwt` cookie or API key), or
- * throws UnauthorizedError / ForbiddenError. `signature` routes verify their signature in their domain
- * code, which needs the raw body and the organization's secrets.
- */
-export interface Authenticator {
-  authenticate(event: HttpEvent, route: RouteDef): Promise<Principal>;
-  /** Called once the response is known, e.g. to append an API key's usage record. */
-  completed?(principal: Principal, route: RouteDef, status: number): Promise<void>;
-}
+export const SESSION_COOKIE = 'service_jwt';
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** The authenticator a group uses when none is wired: no credential is accepted. */
 export const rejectAllCredentials: Authenticator = {
@@ -22,17 +16,38 @@ export const rejectAllCredentials: Authenticator = {
   },
 };
 
-export const authenticate = (authenticator: Authenticator): HttpMiddleware => {
+/**
+ * Resolves the caller of a `bearer` route. This layer reads the request: an `Authorization: Bearer`
+ * JWT or API key (`osk_live_…`), else the `service_jwt` cookie, and `X-Organization-Id`; identity turns
+ * that credential into a principal. The HTTP concerns stay here: a cookie-authenticated change must
+ * come from an allowed Origin or carry X-Requested-With (CSRF), and the route's permission is checked
+ * against the principal. `signature` routes verify their signature in their domain code.
+ */
+export const authenticate = (
+  authenticator: Authenticator,
+  options: { allowedOrigins: string[]; ctx: (request: HttpRequest) => RequestContext },
+): HttpMiddleware => {
+  const allowedOrigins = new Set(options.allowedOrigins);
   const authenticateBefore = async (request: HttpRequest) => {
     const route = request.context.route;
     if (route?.auth !== 'bearer') return;
-    request.context.principal = await authenticator.authenticate(request.event, route);
+    const credential = credentialOf(request.event);
+    const ctx = options.ctx(request);
+    const principal = await authenticator.authenticate(ctx, credential);
+    if (credential.kind === 'cookie') requireSameSite(request.event, allowedOrigins);
+    assertAllowed(principal, requiredPermission(route));
+    request.context.principal = principal;
+    ctx.principal = principal;
   };
   const report = async (request: HttpRequest, status: number) => {
     const { principal, route } = request.context;
     if (!principal || !route || !authenticator.completed) return;
     try {
-      await authenticator.completed(principal, route, status);
+      await authenticator.completed(options.ctx(request), principal, {
+        method: route.method,
+        route: route.path,
+        status,
+      });
     } catch (error) {
       // Bookkeeping never turns an answered request into a failure.
       logger.warn('recording credential use failed', { error: error as Error });
@@ -44,3 +59,40 @@ export const authenticate = (authenticator: Authenticator): HttpMiddleware => {
     report(request, request.error instanceof AppError && request.error.expose ? request.error.status : 500);
   return { before: authenticateBefore, after: authenticateAfter, onError: authenticateOnError };
 };
+
+/** The credential a request presents; 401 when it presents none or a malformed one. */
+export function credentialOf(event: HttpEvent): Credential {
+  const organizationId = event.headers['x-organization-id'];
+  const scope = organizationId !== undefined ? { organizationId } : {};
+  const header = event.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthorizedError('Invalid or expired credential');
+    const value = match[1] as string;
+    return { kind: value.startsWith(API_KEY_PREFIX) ? 'api_key' : 'jwt', value, ...scope };
+  }
+  const cookie = readCookie(event.cookies ?? [], SESSION_COOKIE);
+  if (!cookie) throw new UnauthorizedError();
+  return { kind: 'cookie', value: cookie, ...scope };
+}
+
+function requireSameSite(event: HttpEvent, allowedOrigins: Set<string>): void {
+  const method = event.requestContext?.http?.method?.toUpperCase() ?? 'GET';
+  if (!STATE_CHANGING.has(method)) return;
+  const origin = event.headers.origin;
+  if (origin !== undefined ? allowedOrigins.has(origin) : event.headers['x-requested-with'] !== undefined)
+    return;
+  throw new ForbiddenError(
+    'Cookie-authenticated changes need an allowed Origin or an X-Requested-With header',
+  );
+}
+
+export function readCookie(cookies: string[], name: string): string | undefined {
+  for (const cookie of cookies) {
+    const index = cookie.indexOf('=');
+    if (index > 0 && cookie.slice(0, index).trim() === name) return cookie.slice(index + 1).trim();
+  }
+  return undefined;
+}
+
+export type { Principal };

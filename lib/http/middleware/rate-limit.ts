@@ -1,8 +1,8 @@
-import type { Clock } from '#lib/adapters/ports';
 import { tierOf } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
 import { RateLimitedError } from '#lib/errors';
 import { type HttpMiddleware, type HttpRequest, setHeader } from '#lib/http/types';
+import type { Clock } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { countRequest, retryAfter, tightest } from '#lib/rate-limit/limiter';
 

@@ -1,6 +1,6 @@
-import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';

@@ -1,8 +1,8 @@
-import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import type { TransactItem } from '#lib/db/transactions';
 import { deploymentOutcomeWrite } from '#lib/deployments/deployments';
+import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   DeployEventEnvelope,

@@ -1,4 +1,3 @@
-import type { KeyManagement } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import { sha256 } from '#lib/crypto/secrets';
 import type { TransactItem } from '#lib/db/transactions';
@@ -6,6 +5,7 @@ import { runConfiguredDeployPipeline } from '#lib/deployments/deploy-pipeline';
 import { newDeploymentWrite } from '#lib/deployments/deployments';
 import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
+import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import {

@@ -1,7 +1,7 @@
-import type { KeyManagement } from '#lib/adapters/ports';
 import { readCredentialValue } from '#lib/credentials/store';
 import { UnauthorizedError } from '#lib/errors';
 import { getOrganizationItem } from '#lib/identity/organizations';
+import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   checkHubSignature,

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Clock, KeyManagement, MessageQueue } from '#lib/adapters/ports';
+import type { Clock, KeyManagement, MessageQueue } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { APP_VERSION } from '#lib/version';
 import {

@@ -1,8 +1,8 @@
-import type { Clock, MessageQueue } from '#lib/adapters/ports';
 import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
+import type { Clock, MessageQueue } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   type DeliveryItem,

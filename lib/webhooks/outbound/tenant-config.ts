@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordActivity } from '#lib/activity/activity-log';
-import type { Clock, KeyManagement } from '#lib/adapters/ports';
 import type { Principal, RequestContext } from '#lib/context';
 import { actorOf, readCredentialValue, saveCredential } from '#lib/credentials/store';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { isConditionFailed, table } from '#lib/db/table';
 import { type ErrorDetail, ForbiddenError, ServiceUnavailableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { Clock, KeyManagement } from '#lib/kernel/ports';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/outbound/event-types';
 import { generateSigningSecret } from '#lib/webhooks/outbound/signing';
 import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';

@@ -3,7 +3,6 @@ import { z } from 'zod';
 import { ConflictError, RateLimitedError, UnauthorizedError } from '#lib/errors';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { MAX_BODY_BYTES } from '#lib/http/middleware/json-body';
-import { created, deleted, listOf } from '#lib/http/results';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 import { logger } from '#lib/logger';
@@ -96,11 +95,14 @@ const handler = groupHandler(
   group,
   [
     route(getWidget, async ({ params }) => ({ id: params.id, name: `widget ${params.id}` })),
-    route(listWidgets, async ({ query }) =>
-      listOf([{ id: 1, name: 'one' }], { total: 1, limit: query.limit, offset: query.offset }),
-    ),
-    route(createWidget, async ({ body }) => created({ id: 7, name: body.name })),
-    route(deleteWidget, async () => deleted({ id: 7 })),
+    route(listWidgets, async ({ query }) => ({
+      items: [{ id: 1, name: 'one' }],
+      total: 1,
+      limit: query.limit,
+      offset: query.offset,
+    })),
+    route(createWidget, async ({ body }) => ({ id: 7, name: body.name })),
+    route(deleteWidget, async () => ({ id: 7 })),
     route(mine, async ({ principal }) => ({ org: principal?.orgId })),
     route(broken, async () => {
       throw new Error('database password is hunter2');
@@ -117,8 +119,8 @@ const handler = groupHandler(
     allowedOrigins: [ORIGIN],
     validateResponses: true,
     authenticator: {
-      authenticate: async (event) => {
-        if (event.headers.authorization !== 'Bearer good') throw new UnauthorizedError();
+      authenticate: async (_ctx, credential) => {
+        if (credential.value !== 'good') throw new UnauthorizedError();
         return {
           method: 'api_key',
           orgId: 'org-1',

@@ -1,4 +1,4 @@
-import type { Clock } from '#lib/adapters/ports';
+import type { Clock } from '#lib/kernel/ports';
 
 export const systemClock: Clock = { now: () => new Date() };
 

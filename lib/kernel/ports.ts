@@ -1,6 +1,8 @@
 /**
  * Ports: what the domain needs from the outside world. Implementations live beside each other in
- * `lib/adapters/aws` and `lib/adapters/local`; a port never imports its adapters.
+ * `lib/adapters/aws` and `lib/adapters/local`; a port never imports its adapters. The domain reaches
+ * every port one way only, `ctx.ports`, which the composition root (`lib/app`) builds once per cold
+ * start and tests build with their own implementations.
  */
 
 /** Time, injectable so that tests can move it (key rotation grace, token expiry, leases). */
@@ -85,4 +87,22 @@ export interface PaymentsProvider {
     package: string;
     idempotencyKey: string;
   }): Promise<PaymentIntent>;
+}
+
+/** Secret material the service is configured with (never logged, never in a response). */
+export interface Secrets {
+  /** The HS256 key of access tokens. */
+  readonly accessTokenKey: Uint8Array;
+  /** The secret that signs payment webhooks (Stripe's `whsec_…`, or the local provider's). */
+  readonly paymentsWebhookSecret: string;
+}
+
+/** Every port a domain function may use. A function's entry point wires only those its routes need. */
+export interface Ports {
+  clock: Clock;
+  email: EmailSender;
+  keys: KeyManagement;
+  queue: MessageQueue;
+  payments: PaymentsProvider;
+  secrets: Secrets;
 }
