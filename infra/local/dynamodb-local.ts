@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '#infra/local/ports';
@@ -51,6 +52,9 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
   const storage = options.dataDir
     ? ['-sharedDb', '-dbPath', ensureDir(resolve(options.dataDir))]
     : ['-sharedDb', '-inMemory'];
+  // DynamoDB Local writes files of its own (dynamodb-local-metadata.json) into its working directory:
+  // the data directory, or a scratch one for an in-memory database, never the caller's.
+  const workDir = options.dataDir ? resolve(options.dataDir) : mkdtempSync(join(tmpdir(), 'aos-dynamodb-'));
   // The lifeline: java runs under a shell that kills it as soon as our end of its stdin closes, which
   // happens on a clean stop and also when this process dies without one (SIGKILL, crash). No orphans.
   // (A background job's stdin is /dev/null, so the watcher reads a copy of it kept on fd 3.)
@@ -73,7 +77,7 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
       String(port),
       ...storage,
     ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+    { stdio: ['pipe', 'pipe', 'pipe'], cwd: workDir },
   );
   let output = '';
   const collect = (chunk: Buffer) => {
@@ -87,7 +91,10 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
     endpoint,
     port,
     pid: child.pid as number,
-    stop: () => stopProcess(child),
+    stop: async () => {
+      await stopProcess(child);
+      if (!options.dataDir) rmSync(workDir, { recursive: true, force: true });
+    },
   };
 }
 
