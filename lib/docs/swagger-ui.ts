@@ -20,11 +20,14 @@ export const DOCS_CSP = [
   "form-action 'none'",
 ].join('; ');
 
-const DIST_FILES: Record<string, { file: string; type: string }> = {
-  'swagger-ui.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
-  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
-  'favicon-32x32.png': { file: 'favicon-32x32.png', type: 'image/png' },
-};
+// A Map, not an object: an asset name from the path (`__proto__`, `toString`) must not reach Object.prototype.
+const DIST_FILES = new Map<string, { file: string; type: string }>(
+  Object.entries({
+    'swagger-ui.css': { file: 'swagger-ui.css', type: 'text/css; charset=utf-8' },
+    'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', type: 'text/javascript; charset=utf-8' },
+    'favicon-32x32.png': { file: 'favicon-32x32.png', type: 'image/png' },
+  }),
+);
 
 export const INITIALIZER = `window.addEventListener('load', function () {
   var base = window.location.pathname.replace(/\\/docs\\/?$/, '');
@@ -68,7 +71,7 @@ const distDir = (): string => dirname(createRequire(import.meta.url).resolve('sw
 /** The named asset, or undefined for any name that is not one of the page's own files. */
 export async function docsAsset(name: string): Promise<Asset | undefined> {
   if (name === 'init.js') return { type: 'text/javascript; charset=utf-8', body: Buffer.from(INITIALIZER) };
-  const entry = DIST_FILES[name];
+  const entry = DIST_FILES.get(name);
   if (!entry) return undefined;
   let asset = cache.get(name);
   if (!asset) {

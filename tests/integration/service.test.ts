@@ -90,6 +90,15 @@ describe('docs', () => {
     expect(init.body).toContain("base + '/docs/openapi.json'");
   });
 
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'])(
+    'answers the asset name %s with 404, not 500',
+    async (name) => {
+      const response = await docs(httpEvent('GET', `/api/docs/${name}`), context());
+      expect(response.statusCode).toBe(404);
+      expect(bodyOf(response)).toMatchObject({ error: { code: 'NOT_FOUND' } });
+    },
+  );
+
   it('answers any other asset name with 404', async () => {
     const response = await docs(httpEvent('GET', '/api/docs/..%2Fpackage.json'), context());
     expect(response.statusCode).toBe(404);

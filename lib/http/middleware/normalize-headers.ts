@@ -6,11 +6,12 @@ import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
  */
 export const normalizeHeaders = (): HttpMiddleware => {
   const normalizeHeadersBefore = async (request: HttpRequest) => {
-    const normalized: Record<string, string> = {};
+    // No prototype: a header named `__proto__` or `constructor` is a header like any other.
+    const normalized: Record<string, string> = Object.create(null);
     for (const [name, value] of Object.entries(request.event.headers ?? {})) {
       if (value === undefined) continue;
       const key = name.toLowerCase();
-      normalized[key] = key in normalized ? `${normalized[key]},${value}` : value;
+      normalized[key] = Object.hasOwn(normalized, key) ? `${normalized[key]},${value}` : value;
     }
     request.event.headers = normalized;
     // Payload 2.0 carries cookies in `cookies`; events built by hand or by other proxies carry the header.
