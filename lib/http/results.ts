@@ -40,7 +40,8 @@ export const withCookies = (data: unknown, cookies: string[], status = 200): Htt
   new HttpResult(status, { data }, {}, false, false, cookies);
 
 /** A status chosen at run time (a health probe answers 503 with the same record). */
-export const withStatus = (status: number, data: unknown): HttpResult => new HttpResult(status, { data });
+export const withStatus = (status: number, data: unknown, headers: Record<string, string> = {}): HttpResult =>
+  new HttpResult(status, { data }, headers);
 
 export const rawResponse = (options: {
   status?: number;

@@ -51,6 +51,11 @@ export interface RouteDef<
    * 30 a minute). Counted in the same write as the tier's windows.
    */
   rateLimit?: { name: string; perMinute: number };
+  /**
+   * `false` for routes that machines poll (health and readiness probes, the documentation and its
+   * assets): they count against no limit, so an uptime monitor or load balancer is never answered 429.
+   */
+  rateLimited?: false;
   /** Statuses that answer with the success schema too (health probes answer 503 with their record). */
   alsoAnswers?: number[];
 }

@@ -110,6 +110,11 @@ function toPathConfig(route: RouteDef): RouteConfig {
 
 /** The route's own description, with the permission a bearer caller needs. */
 function describe(route: RouteDef): string | undefined {
+  if (route.rateLimited === false) {
+    const free =
+      'Not rate limited, so that uptime monitors and load balancers can poll it; no X-RateLimit headers.';
+    return route.description ? `${route.description}\n\n${free}` : free;
+  }
   if (route.auth !== 'bearer') return route.description;
   const needs = `Needs the \`${requiredPermission(route)}\` permission.`;
   return route.description ? `${route.description}\n\n${needs}` : needs;
@@ -133,7 +138,7 @@ function successResponse(route: RouteDef) {
 }
 
 function errorStatuses(route: RouteDef): number[] {
-  const statuses = new Set<number>([405, 429, 500]);
+  const statuses = new Set<number>(route.rateLimited === false ? [405, 500] : [405, 429, 500]);
   if (route.params || route.query || route.body) statuses.add(400);
   if (route.body) {
     statuses.add(400);

@@ -7,6 +7,7 @@ const group = 'docs';
 const tags = ['Documentation'];
 
 export const getOpenApiDocument = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',
@@ -19,6 +20,7 @@ export const getOpenApiDocument = defineRoute({
 });
 
 export const getDocsPage = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',
@@ -30,6 +32,7 @@ export const getDocsPage = defineRoute({
 });
 
 export const getDocsAsset = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',

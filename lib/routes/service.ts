@@ -67,6 +67,7 @@ export const getVersion = defineRoute({
 });
 
 export const getHealth = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',
@@ -80,6 +81,7 @@ export const getHealth = defineRoute({
 });
 
 export const getReady = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',
@@ -92,6 +94,7 @@ export const getReady = defineRoute({
 });
 
 export const getArchHealth = defineRoute({
+  rateLimited: false,
   group,
   tags,
   method: 'GET',
@@ -104,6 +107,7 @@ export const getArchHealth = defineRoute({
 });
 
 export const getPublicHealth = defineRoute({
+  rateLimited: false,
   group,
   tags: ['Public API'],
   method: 'GET',

@@ -1,6 +1,8 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { handler as docs } from '#functions/http/docs';
+import { serviceHandler } from '#functions/http/service';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { db, TABLE } from '#lib/db/client';
 import { groupHandler, route } from '#lib/http/group-handler';
@@ -8,6 +10,7 @@ import { defineRoute } from '#lib/http/route';
 import { identityKeys } from '#lib/identity/keys';
 import { fixedClock } from '#lib/kernel/clock';
 import { rateKey } from '#lib/rate-limit/limiter';
+import { context, httpEvent } from '#tests/support/events';
 import { call, newUser } from '#tests/support/identity';
 
 const group = 'limits';
@@ -167,5 +170,32 @@ describe('rate limits', () => {
     expect(statuses.slice(0, TASK_CREATION_PER_MINUTE)).toEqual(Array(TASK_CREATION_PER_MINUTE).fill(200));
     expect(statuses.at(-1)).toBe(429);
     expect(otherRoute.status).toBe(200);
+  });
+});
+
+describe('probes and documentation', () => {
+  it('never answers 429 to a monitor polling health, readiness and the docs from one address', async () => {
+    // Prepare: the free tier's 100 a minute per address, as anonymous callers really get.
+    const service = serviceHandler({ rateLimits: { overrideTier: null, anonymousTier: 'free' } });
+    const paths = ['/api/health', '/api/ready', '/api/v1/public/health'];
+    const sourceIp = '198.51.100.77';
+
+    // Act: 120 probes and 10 documentation requests, well past the anonymous limit.
+    const from = (path: string) => {
+      const event = httpEvent('GET', path);
+      event.requestContext.http.sourceIp = sourceIp;
+      return event;
+    };
+    const statuses: number[] = [];
+    for (let round = 0; round < 40; round += 1) {
+      for (const path of paths) statuses.push((await service(from(path), context())).statusCode ?? 0);
+    }
+    for (let round = 0; round < 10; round += 1) {
+      statuses.push((await docs(from('/api/docs/openapi.json'), context())).statusCode ?? 0);
+    }
+
+    // Assess
+    expect(statuses.filter((status) => status === 429)).toEqual([]);
+    expect(new Set(statuses)).toEqual(new Set([200]));
   });
 });

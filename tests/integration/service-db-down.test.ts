@@ -30,6 +30,18 @@ describe('service probes (DynamoDB unreachable)', () => {
     });
   });
 
+  it('asks a client to retry later on every failing probe, as every other 503 does', async () => {
+    const answers = await Promise.all(
+      ['/api/health', '/api/ready', '/api/arch-health', '/api/v1/public/health'].map((path) =>
+        service(httpEvent('GET', path), context()),
+      ),
+    );
+    for (const answer of answers) {
+      expect(answer.statusCode).toBe(503);
+      expect(Number(answer.headers?.['Retry-After'])).toBeGreaterThan(0);
+    }
+  });
+
   it('still answers /version with 200', async () => {
     const response = await service(httpEvent('GET', '/api/version'), context());
     expect(response.statusCode).toBe(200);

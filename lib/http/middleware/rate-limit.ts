@@ -36,8 +36,9 @@ export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
     request.context.rateLimit = state;
     return { state, now };
   };
+  const exempt = (request: HttpRequest) => request.context.route?.rateLimited === false;
   const rateLimitBefore = async (request: HttpRequest) => {
-    if (request.context.preflight) return;
+    if (request.context.preflight || exempt(request)) return;
     let counted: Awaited<ReturnType<typeof count>>;
     try {
       counted = await count(request);
@@ -52,7 +53,8 @@ export const rateLimit = (options: RateLimitOptions): HttpMiddleware => {
     if (wait > 0) throw new RateLimitedError(wait);
   };
   const rateLimitOnError = async (request: HttpRequest) => {
-    if (request.context.rateLimit || request.context.rateLimitSkipped || request.context.preflight) return;
+    const { rateLimit, rateLimitSkipped, preflight } = request.context;
+    if (rateLimit || rateLimitSkipped || preflight || exempt(request)) return;
     try {
       await count(request);
     } catch (error) {
