@@ -10,6 +10,16 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0'])
   .transform((value) => value === 'true' || value === '1');
 
+/** `https://app.example.com` or `http://localhost:3000`: a scheme, a host and a port, nothing more. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
 const configSchema = z
   .object({
     APP_MODE: z.enum(['local', 'aws']).default('local'),
@@ -22,7 +32,13 @@ const configSchema = z
     DYNAMODB_ENDPOINT: z.url().optional(),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-    ALLOWED_ORIGINS: z.string().optional(),
+    ALLOWED_ORIGINS: z
+      .string()
+      .refine((list) => list.split(',').every((entry) => entry.trim() === '' || isOrigin(entry.trim())), {
+        message:
+          'must be a comma-separated list of origins such as https://app.example.com (scheme, host, port)',
+      })
+      .optional(),
     STRIPE_SECRET_KEY: z.string().optional(),
     STRIPE_WEBHOOK_SECRET: z.string().optional(),
     VALIDATE_RESPONSES: booleanFlag.default(false),
