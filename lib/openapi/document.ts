@@ -24,6 +24,34 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'SERVICE_UNAVAILABLE: the database cannot be reached or is overloaded; retry after `Retry-After` seconds',
 };
 
+/** What each error status answers, as a client sees it: its own code, never another status's. */
+const ERROR_EXAMPLES: Record<number, { code: string; message: string; details: unknown[] }> = {
+  400: {
+    code: 'VALIDATION_ERROR',
+    message: 'The request is not valid',
+    details: [{ path: 'body.name', message: 'Required' }],
+  },
+  401: { code: 'UNAUTHORIZED', message: 'Authentication required', details: [] },
+  402: { code: 'PAYMENT_REQUIRED', message: 'Insufficient token balance', details: [] },
+  403: { code: 'FORBIDDEN', message: 'You do not have permission to do this', details: [] },
+  404: { code: 'NOT_FOUND', message: 'Not found', details: [] },
+  405: {
+    code: 'METHOD_NOT_ALLOWED',
+    message: 'Method not allowed; allowed: GET',
+    details: [{ path: 'method', message: 'GET is allowed' }],
+  },
+  409: { code: 'CONFLICT', message: 'The record was changed by another request; try again', details: [] },
+  413: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1048576 bytes', details: [] },
+  422: { code: 'UNPROCESSABLE', message: 'The request cannot be processed', details: [] },
+  429: { code: 'RATE_LIMITED', message: 'Rate limit exceeded', details: [] },
+  500: { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred', details: [] },
+  503: {
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'The database is unavailable; try again shortly',
+    details: [],
+  },
+};
+
 const API_DESCRIPTION = `JSON REST API that runs automated agents and the work they do.
 
 **Conventions**
@@ -86,7 +114,7 @@ function toPathConfig(route: RouteDef): RouteConfig {
     if (responses[status]) continue;
     responses[status] = {
       description: ERROR_DESCRIPTIONS[status] ?? 'Error',
-      content: { 'application/json': { schema: ErrorEnvelope } },
+      content: { 'application/json': { schema: ErrorEnvelope, example: { error: errorExample(status) } } },
     };
   }
   return {
@@ -107,6 +135,9 @@ function toPathConfig(route: RouteDef): RouteConfig {
     responses,
   };
 }
+
+const errorExample = (status: number) =>
+  ERROR_EXAMPLES[status] ?? { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred', details: [] };
 
 /** The route's own description, with the permission a bearer caller needs. */
 function describe(route: RouteDef): string | undefined {

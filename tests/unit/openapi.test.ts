@@ -49,6 +49,37 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('shows each error status with an example of its own code', () => {
+    const codeOf: Record<string, string> = {
+      '400': 'VALIDATION_ERROR',
+      '401': 'UNAUTHORIZED',
+      '402': 'PAYMENT_REQUIRED',
+      '403': 'FORBIDDEN',
+      '404': 'NOT_FOUND',
+      '405': 'METHOD_NOT_ALLOWED',
+      '409': 'CONFLICT',
+      '413': 'PAYLOAD_TOO_LARGE',
+      '422': 'UNPROCESSABLE',
+      '429': 'RATE_LIMITED',
+      '500': 'INTERNAL_ERROR',
+      '503': 'SERVICE_UNAVAILABLE',
+    };
+    const wrong: string[] = [];
+    for (const route of allRoutes) {
+      const item = document.paths[route.path] as Record<string, { responses: Record<string, unknown> }>;
+      const responses = item?.[route.method.toLowerCase()]?.responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        const media = (response as { content?: Record<string, { example?: { error?: { code?: string } } }> })
+          .content?.['application/json'];
+        if (Number(status) < 400 || !codeOf[status] || (route.alsoAnswers ?? []).includes(Number(status)))
+          continue;
+        if (media?.example?.error?.code !== codeOf[status])
+          wrong.push(`${route.method} ${route.path} ${status}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it('writes the decisions on open questions into the document', () => {
     expect(document.info.description).toContain('/api/v1');
     expect(document.info.description).toContain('clamped to 200');
