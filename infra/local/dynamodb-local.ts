@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { freePort } from '#infra/local/ports';
 
@@ -23,6 +23,8 @@ export class JavaMissingError extends Error {
 export interface DynamoLocal {
   endpoint: string;
   port: number;
+  /** Settles when the process ends, by a stop or otherwise (killed, crashed), with what it printed last. */
+  exited: Promise<{ code: number | null; signal: string | null; output: string }>;
   pid: number;
   stop(): Promise<void>;
 }
@@ -86,10 +88,14 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
   const endpoint = `http://127.0.0.1:${port}`;
+  const exited = new Promise<{ code: number | null; signal: string | null; output: string }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal, output: output.slice(-2_000) })),
+  );
   await waitUntilAnswering(endpoint, child, options.startTimeoutMs ?? 30_000, () => output);
   return {
     endpoint,
     port,
+    exited,
     pid: child.pid as number,
     stop: async () => {
       await stopProcess(child);

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { lockDataDir, StartupError } from '#infra/local/data-dir';
 import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { lambdaContext } from '#infra/local/lambda-context';
 import { connectLocalQueues } from '#infra/local/queues';
@@ -40,12 +41,35 @@ const event = JSON.parse(readFileSync(eventFile, 'utf8'));
 const dataDir = resolve(process.env.DATA_DIR ?? '.data');
 const runtimeFile = resolve(dataDir, 'runtime.json');
 let dynamo: DynamoLocal | undefined;
+let release: (() => void) | undefined;
 if (!process.env.DYNAMODB_ENDPOINT) {
-  if (existsSync(runtimeFile)) {
-    process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(runtimeFile, 'utf8')).dynamodb_endpoint;
+  const running = runningInstance(runtimeFile);
+  if (running) {
+    process.env.DYNAMODB_ENDPOINT = running.dynamodb_endpoint;
   } else {
+    try {
+      release = lockDataDir(dataDir, 0);
+    } catch (error) {
+      console.error(error instanceof StartupError ? error.message : error);
+      process.exit(1);
+    }
     dynamo = await startDynamoLocal({ dataDir: resolve(dataDir, 'dynamodb') });
     process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
+  }
+}
+
+/** The running `npm start` that runtime.json names, or nothing when that process is gone (a crash). */
+function runningInstance(file: string): { pid: number; dynamodb_endpoint: string } | undefined {
+  if (!existsSync(file)) return undefined;
+  try {
+    const runtime = JSON.parse(readFileSync(file, 'utf8')) as { pid: number; dynamodb_endpoint: string };
+    process.kill(runtime.pid, 0);
+    return runtime;
+  } catch {
+    console.error(
+      `${file} is left from an npm start that no longer runs; starting DynamoDB Local for this call.`,
+    );
+    return undefined;
   }
 }
 
@@ -65,4 +89,5 @@ try {
   console.log(JSON.stringify(result, null, 2));
 } finally {
   await dynamo?.stop();
+  release?.();
 }

@@ -3,9 +3,10 @@
  * package, with `java`) keeps its data under DATA_DIR; the local gateway serves every function of
  * serverless.yml on PORT. Ctrl-C stops both.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { checkLocalSecrets, ensureDataDir, lockDataDir, StartupError } from '#infra/local/data-dir';
 import { type DynamoLocal, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { type Gateway, startGateway } from '#infra/local/gateway';
 import { freePort, portInUse } from '#infra/local/ports';
@@ -34,8 +35,17 @@ async function main(): Promise<void> {
   }
 
   const dataDir = resolve(config.dataDir);
-  mkdirSync(dataDir, { recursive: true });
+  let release: (() => void) | undefined;
+  try {
+    ensureDataDir(dataDir);
+    release = lockDataDir(dataDir, config.port);
+    checkLocalSecrets(dataDir, config);
+  } catch (error) {
+    release?.();
+    fail(error instanceof StartupError ? error.message : String(error));
+  }
   const started = performance.now();
+  const dynamoDir = resolve(dataDir, 'dynamodb');
 
   let dynamo: DynamoLocal | undefined;
   let gateway: Gateway | undefined;
@@ -50,7 +60,9 @@ async function main(): Promise<void> {
     schedules?.stop();
     await gateway?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => undefined);
+    // Both are this instance's own: the lock keeps every other instance out of DATA_DIR.
     rmSync(runtimeFile, { force: true });
+    release?.();
     process.exit(code);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
@@ -63,14 +75,28 @@ async function main(): Promise<void> {
 
   try {
     if (dynamoPort) {
-      dynamo = await startDynamoLocal({ dataDir: resolve(dataDir, 'dynamodb'), port: dynamoPort });
+      dynamo = await startDynamoLocal({ dataDir: dynamoDir, port: dynamoPort });
+      supervise(dynamo, {
+        dataDir: dynamoDir,
+        restart: async () => {
+          dynamo = await startDynamoLocal({ dataDir: dynamoDir, port: dynamoPort });
+          return dynamo;
+        },
+        giveUp: (message) => {
+          console.error(message);
+          void stop(1);
+        },
+        stopping: () => stopping,
+      });
     }
     const client = new DynamoDBClient({
       region: config.region,
       endpoint: config.dynamoEndpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     });
-    const created = await ensureTable(client, config.tableName);
+    const created = await ensureTable(client, config.tableName).catch((error: unknown) => {
+      throw unreadableDatabase(error, dynamoDir);
+    });
     client.destroy();
     gateway = await startGateway({
       port: config.port,
@@ -104,9 +130,65 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   } catch (error) {
-    console.error(error instanceof JavaMissingError ? error.message : error);
+    console.error(error instanceof JavaMissingError || error instanceof StartupError ? error.message : error);
     await stop(1);
   }
+}
+
+/** Restarts within this window count together; this many in it and the service stops instead. */
+const CRASH_WINDOW_MS = 60_000;
+const MAX_CRASHES_IN_WINDOW = 3;
+
+/**
+ * Watches DynamoDB Local under a running service: when it stops without being asked (killed, crashed),
+ * says so in one line and starts it again on the same port and data, so the service answers 503 for a
+ * few seconds and then serves again. If it keeps dying, the service stops with what it last printed.
+ */
+function supervise(
+  first: DynamoLocal,
+  options: {
+    dataDir: string;
+    restart: () => Promise<DynamoLocal>;
+    giveUp: (message: string) => void;
+    stopping: () => boolean;
+  },
+): void {
+  const crashes: number[] = [];
+  const watch = (instance: DynamoLocal) => {
+    void instance.exited.then(async ({ code, signal, output }) => {
+      if (options.stopping()) return;
+      const now = Date.now();
+      crashes.push(now);
+      while ((crashes[0] ?? now) < now - CRASH_WINDOW_MS) crashes.shift();
+      const how = signal ? `was killed (${signal})` : `exited with code ${code}`;
+      if (crashes.length >= MAX_CRASHES_IN_WINDOW) {
+        options.giveUp(
+          `DynamoDB Local ${how}, ${crashes.length} times within a minute; stopping the service. ` +
+            `Check java and ${options.dataDir}, then npm start again. Its last output:\n${output}`,
+        );
+        return;
+      }
+      console.error(`DynamoDB Local ${how}; restarting it on port ${instance.port} with the same data.`);
+      try {
+        const next = await options.restart();
+        console.error(`DynamoDB Local is back on port ${next.port}.`);
+        watch(next);
+      } catch (error) {
+        options.giveUp(`DynamoDB Local could not be restarted: ${(error as Error).message}`);
+      }
+    });
+  };
+  watch(first);
+}
+
+/** A table that cannot be read or created on local data means the database file is damaged. */
+function unreadableDatabase(error: unknown, dynamoDir: string): Error {
+  const name = (error as { name?: string }).name ?? '';
+  if (name !== 'InternalFailure' && name !== 'InternalServerError') return error as Error;
+  return new StartupError(
+    `DynamoDB Local cannot read its database in ${dynamoDir} (${name}); the file may be damaged. ` +
+      `Move ${resolve(dynamoDir, 'shared-local-instance.db')} away (or restore a backup) and start again.`,
+  );
 }
 
 function fail(message: string): never {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -22,7 +22,7 @@ const running: Instance[] = [];
 
 /** The environment of a new user: none of the test run's own settings. */
 function userEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
-  const { DYNAMODB_ENDPOINT, TABLE_NAME, VALIDATE_RESPONSES, ...rest } = process.env;
+  const { DYNAMODB_ENDPOINT, TABLE_NAME, VALIDATE_RESPONSES, JWT_SECRET, ...rest } = process.env;
   return { ...rest, PORT: String(port), DATA_DIR: dataDir, QUIET: '1' };
 }
 
@@ -160,6 +160,126 @@ describe('npm start', () => {
     expect(javaProcessesFor(instance.dataDir)).toEqual([]);
   });
 });
+
+describe('npm start on a data directory that is busy, damaged or left behind', () => {
+  it('refuses a second instance on the same DATA_DIR, naming the holder, and leaves the first serving', async () => {
+    // Prepare
+    const dataDir = newDataDir();
+    const first = launch(await freePort(), dataDir);
+    await waitForOutput(first, 'is running');
+
+    // Act
+    const second = launch(await freePort(), dataDir);
+
+    // Assess
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toMatch(/is in use by another npm start \(pid \d+, port \d+\)/);
+    expect(second.output()).toContain('PORT=');
+    expect((await fetch(`http://127.0.0.1:${first.port}/api/health`)).status).toBe(200);
+    expect(existsSync(join(dataDir, 'runtime.json'))).toBe(true);
+    expect(javaProcessesFor(dataDir)).toHaveLength(1);
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+  });
+
+  it('restarts DynamoDB Local when it dies under a running service, and serves again', async () => {
+    // Prepare
+    const instance = launch(await freePort(), newDataDir());
+    await waitForOutput(instance, 'is running');
+    const [java] = javaProcessesFor(instance.dataDir);
+
+    // Act
+    process.kill(Number(java), 'SIGKILL');
+    await waitForOutput(instance, 'is back on port', 30_000);
+
+    // Assess
+    expect(instance.output()).toMatch(/DynamoDB Local (was killed|exited with code \d+); restarting it/);
+    expect((await fetch(`http://127.0.0.1:${instance.port}/api/health`)).status).toBe(200);
+    expect(javaProcessesFor(instance.dataDir)).toHaveLength(1);
+    instance.child.kill('SIGINT');
+    expect(await instance.exited).toBe(0);
+  });
+
+  it.each([
+    {
+      damage: 'a DATA_DIR that is a file',
+      prepare: (dir: string) => writeFileSync(join(dir, 'data'), 'x'),
+      dataDir: (dir: string) => join(dir, 'data'),
+      says: /DATA_DIR .*data is a file, not a directory/,
+    },
+    {
+      damage: 'a master.key that is not a key',
+      prepare: (dir: string) => writeFileSync(join(dir, 'master.key'), 'garbage'),
+      dataDir: (dir: string) => dir,
+      says: /master\.key is not a 32-byte base64 key/,
+    },
+    {
+      damage: 'a jwt-secret of 5 characters',
+      prepare: (dir: string) => writeFileSync(join(dir, 'jwt-secret'), 'short'),
+      dataDir: (dir: string) => dir,
+      says: /jwt-secret holds 5 characters; at least 32 are needed/,
+    },
+    {
+      damage: 'a damaged database file',
+      prepare: (dir: string) => {
+        mkdirSync(join(dir, 'dynamodb'));
+        writeFileSync(join(dir, 'dynamodb', 'shared-local-instance.db'), 'not a database '.repeat(400));
+      },
+      dataDir: (dir: string) => dir,
+      says: /DynamoDB Local cannot read its database in .*shared-local-instance\.db away/,
+    },
+  ])('stops at once on $damage, saying which file and what to do, and changes no file', async (example) => {
+    // Prepare
+    const dir = newDataDir();
+    example.prepare(dir);
+    const before = readdirContents(dir);
+
+    // Act
+    const instance = launch(await freePort(), example.dataDir(dir));
+
+    // Assess
+    expect(await instance.exited).toBe(1);
+    expect(instance.output()).toMatch(example.says);
+    expect(instance.output()).not.toMatch(/\n\s+at /);
+    const after = readdirContents(dir);
+    expect(Object.fromEntries(Object.keys(before).map((file) => [file, after[file]]))).toEqual(before);
+    expect(javaProcessesFor(example.dataDir(dir))).toEqual([]);
+  });
+
+  it('lets npm run invoke work after a crash left runtime.json behind', async () => {
+    // Prepare: the runtime file of an npm start that no longer runs.
+    const dataDir = newDataDir();
+    writeFileSync(
+      join(dataDir, 'runtime.json'),
+      JSON.stringify({ pid: 2 ** 22 + 17, port: 1, dynamodb_endpoint: 'http://127.0.0.1:1' }),
+    );
+
+    // Act
+    const output = execFileSync(
+      'node_modules/.bin/tsx',
+      ['infra/local/invoke.ts', 'service', 'events/http/get-health.json'],
+      { env: userEnv(0, dataDir), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+
+    // Assess
+    expect(JSON.parse(output.slice(output.indexOf('{')))).toMatchObject({ statusCode: 200 });
+    expect(javaProcessesFor(dataDir)).toEqual([]);
+  });
+});
+
+/** Every file under a directory with its contents, to see that nothing was written or removed. */
+function readdirContents(dir: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else found[path] = readFileSync(path, 'utf8');
+    }
+  };
+  walk(dir);
+  return found;
+}
 
 function isAlive(pid: number): boolean {
   try {
