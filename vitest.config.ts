@@ -1,21 +1,38 @@
 import { defineConfig } from 'vitest/config';
 
+// Both projects see the same environment; only the integration project starts DynamoDB Local.
+const env = {
+  APP_MODE: 'local',
+  POWERTOOLS_LOG_LEVEL: 'SILENT',
+  VALIDATE_RESPONSES: 'true',
+  // Suites send hundreds of requests per organization a minute; the rate-limit tests opt back in.
+  RATE_LIMIT_TIER: 'enterprise',
+  JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+};
+
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
-    globalSetup: ['tests/setup/dynamodb.global.ts'],
-    setupFiles: ['tests/setup/table.ts'],
-    env: {
-      APP_MODE: 'local',
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      VALIDATE_RESPONSES: 'true',
-      // Suites send hundreds of requests per organization a minute; the rate-limit tests opt back in.
-      RATE_LIMIT_TIER: 'enterprise',
-      JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123456789',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    },
+    env,
     testTimeout: 20_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        // Pure logic and adapters against fakes: no database, so no Java process and no table.
+        extends: true,
+        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] },
+      },
+      {
+        // One DynamoDB Local for the run; every test file gets its own table in it.
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['tests/integration/**/*.test.ts', 'tests/e2e/**/*.test.ts'],
+          globalSetup: ['tests/setup/dynamodb.global.ts'],
+          setupFiles: ['tests/setup/table.ts'],
+        },
+      },
+    ],
   },
 });
