@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * Every environment variable the service reads, validated once at module scope. A missing or malformed

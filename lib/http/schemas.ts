@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Shapes shared by every route: the error envelope, list meta and the paging query. */
 

@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import * as z from 'zod';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
 import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
 import { APP_VERSION } from '#lib/version';

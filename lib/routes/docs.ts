@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 
 /** The API's own documentation, answered by the `docs` function (outside the envelope). */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 
 /** The integration catalogue and each integration's state in the organization: the `integrations` function. */

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery, valueList } from '#lib/http/schemas';
 import { PRODUCT_SLUG_MAX, PRODUCT_SLUG_PATTERN } from '#lib/products/product-slug';

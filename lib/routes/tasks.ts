@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery, valueList } from '#lib/http/schemas';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 import { DELIVERY_ID_PATTERN, DELIVERY_STATUSES, WEBHOOK_EVENTS } from '#lib/webhooks/outbound/event-types';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 import { LEDGER_TYPES } from '#lib/tokens/types';

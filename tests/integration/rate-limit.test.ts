@@ -1,6 +1,6 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { handler as docs } from '#functions/http/docs';
 import { serviceHandler } from '#functions/http/service';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { type ErrorDetail, ValidationError } from '#lib/errors';
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 

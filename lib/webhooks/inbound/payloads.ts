@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ErrorDetail, ValidationError } from '#lib/errors';
 import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConflictError, RateLimitedError, UnauthorizedError } from '#lib/errors';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { MAX_BODY_BYTES } from '#lib/http/middleware/json-body';
