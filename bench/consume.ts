@@ -51,7 +51,8 @@ async function run(label: string, tokensOf: string[]) {
   const statuses = [...counts.entries()].map(([status, n]) => `${n}×${status}`).join(', ');
   console.log(
     `${label}: ${(ok / SECONDS).toFixed(0)} consumes/s with ${CLIENTS} clients (${statuses}); ` +
-      `latency p50 ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms, p99 ${latencies[Math.floor(latencies.length * 0.99)]?.toFixed(1)} ms`,
+      (`latency p50 ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms, p99 ` +
+        `${latencies[Math.floor(latencies.length * 0.99)]?.toFixed(1)} ms`),
   );
 }
 

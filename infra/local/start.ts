@@ -113,6 +113,10 @@ async function main(): Promise<void> {
       ),
     );
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    const payments = config.stripeSecretKey
+      ? 'Stripe'
+      : `local provider, webhook secret ${(await import('#lib/app/secrets')).secrets.paymentsWebhookSecret}`;
+    const scheduled = schedules.schedules.map((schedule) => `${schedule.fn.name} ${schedule.expression}`);
     console.log(
       [
         '',
@@ -121,9 +125,9 @@ async function main(): Promise<void> {
         `  Docs     http://localhost:${gateway.port}/api/docs`,
         `  Health   http://localhost:${gateway.port}/api/health`,
         `  Data     ${dataDir}${created ? ' (new table created)' : ''}`,
-        `  Payments ${config.stripeSecretKey ? 'Stripe' : `local provider, webhook secret ${(await import('#lib/app/secrets')).secrets.paymentsWebhookSecret}`}`,
+        `  Payments ${payments}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
-        `  Schedules ${schedules.schedules.map((schedule) => `${schedule.fn.name} ${schedule.expression}`).join(', ') || 'none'}`,
+        `  Schedules ${scheduled.join(', ') || 'none'}`,
         `  Queues   ${queues.map((consumer) => `${consumer.queue} -> ${consumer.fn.name}`).join(', ') || 'none'}`,
         '',
         'Press Ctrl-C to stop.',

@@ -447,7 +447,10 @@ export async function overview(ctx: RequestContext) {
     },
     infrastructure_spend: null,
     counts:
-      'revenue: every payment the payments webhook recorded for this organization (all time, paid only; product tier:<id>, package:<slug> or subscription); ai_spend: tokens of this month’s consume ledger entries, valued at the smallest token package’s price per token; infrastructure spend is not measured (null).',
+      'revenue: every payment the payments webhook recorded for this organization (all time, paid only; ' +
+      'product tier:<id>, package:<slug> or subscription); ai_spend: tokens of this month’s consume ledger ' +
+      'entries, valued at the smallest token package’s price per token; infrastructure spend is not measured ' +
+      '(null).',
   };
 }
 

@@ -52,7 +52,8 @@ function describe(session: LocalSession): { label: string; amountCents: number }
 }
 
 const page = (title: string, body: string): string =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
+  `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
 
 export async function localCheckoutPage(sessionId: string): Promise<string> {
   const session = await localSession(sessionId);
@@ -60,7 +61,10 @@ export async function localCheckoutPage(sessionId: string): Promise<string> {
   // The form posts to `<id>/confirm` relative to this page, whatever prefix (/api or /api/v1) served it.
   return page(
     'Local checkout',
-    `<p>${escapeHtml(label)}: $${(amountCents / 100).toFixed(2)}</p><p>No money moves: this page stands in for the payment provider in local mode.</p><form method="post" action="${escapeHtml(session.id)}/confirm"><button type="submit">Confirm payment</button></form>`,
+    `<p>${escapeHtml(label)}: $${(amountCents / 100).toFixed(2)}</p>` +
+      '<p>No money moves: this page stands in for the payment provider in local mode.</p>' +
+      `<form method="post" action="${escapeHtml(session.id)}/confirm">` +
+      '<button type="submit">Confirm payment</button></form>',
   );
 }
 

@@ -466,6 +466,8 @@ async function notifyPaymentFailed(ctx: RequestContext, orgId: string): Promise<
   await ctx.email.send({
     to: owner.email,
     subject: `Payment failed for ${org.name}`,
-    text: `The latest subscription payment of ${org.name} failed. The subscription is past due; please update the payment method in the billing portal.`,
+    text:
+      `The latest subscription payment of ${org.name} failed. The subscription is past due; please update the ` +
+      'payment method in the billing portal.',
   });
 }

@@ -21,7 +21,7 @@ import { getUserItem, getUsersByIds, type UserItem, userIdByEmail } from '#lib/i
  * | record | pk | sk | notes |
  * |---|---|---|---|
  * | invite token lookup | `TEAMINVITETOKEN#<sha256>` | `TEAMINVITETOKEN` | TTL; the raw token is never stored |
- * | active invite guard | `T#<org>` | `TEAMINVITEACTIVE#<pad team>#<email lowercased>` | TTL; one open invite per email |
+ * | open invite guard | `T#<org>` | `TEAMINVITEACTIVE#<pad team>#<email lowercased>` | TTL; one open invite per email |
  */
 export const teamKeys = {
   inviteToken: (tokenHash: string): TableKey => ({

@@ -52,26 +52,50 @@ const ERROR_EXAMPLES: Record<number, { code: string; message: string; details: u
   },
 };
 
-const API_DESCRIPTION = `JSON REST API that runs automated agents and the work they do.
-
-**Conventions**
-- Every route is served under \`/api\` and under the alias \`/api/v1\` (public API routes, whose paths already begin with \`/v1/public\`, are served at \`/api/v1/public/…\`).
-- Success bodies are \`{ data }\`, lists \`{ data, meta: { total, limit, offset } }\`, deletions \`{ data, meta }\`; errors \`{ error: { code, message, details } }\`. Outside the envelope: \`/docs\`, \`/docs/openapi.json\` and file downloads.
-- Every response carries \`X-Trace-Id\`: the caller's own when it sent a sane one (1–128 characters of letters, digits and \`._:-\`), otherwise a new UUID.
-- Paging: \`limit\` defaults to 50 and is clamped to 200; \`offset\` defaults to 0; anything that is not a non-negative integer is a 400.
-- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).
-- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN (403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).
-- Any route that reads or writes data answers 503 SERVICE_UNAVAILABLE with \`Retry-After\` when the database cannot be reached or is throttling after the service's own retries; nothing was changed, so the request can be sent again.
-- Rate limits: per organization (its tier's limits), or per source IP without a credential, in fixed minute and hour windows; every response carries \`X-RateLimit-Limit\`, \`-Remaining\` and \`-Reset\` (epoch seconds) for the window with the fewest requests left (on task creation, its own limit of 30 a minute counts as a window too), and a 429 carries \`Retry-After\`.
-- CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.
-
-**Authentication and tenancy**
-- Credentials: an access JWT from POST /auth/login (HS256, one hour) as \`Authorization: Bearer\`, the \`service_jwt\` cookie (set by login; HttpOnly, SameSite=Lax, Secure over HTTPS), or an organization API key (\`osk_live_…\`). A missing or invalid credential is 401; a valid one lacking the permission is 403.
-- Refresh tokens (30 days) rotate at POST /auth/refresh; presenting a spent one again revokes every token of that login. Logout revokes the token at once; \`all_devices\` revokes every token of the user.
-- A cookie-authenticated POST, PUT, PATCH or DELETE needs an Origin from ALLOWED_ORIGINS or an X-Requested-With header (403 otherwise).
-- A request acts in one organization: an API key's own; for a token, the organization it was issued for, or the one named by \`X-Organization-Id\` (the caller must be a member: 403 otherwise). Records of another organization answer 404.
-- Permissions: GET routes need \`read\`, other methods \`write\`, unless a route says otherwise. API key scopes are \`read\`, \`write\` (implies read) and \`admin\` (implies both). A user's permission is the lesser of the instance role (admin: all; editor, builder, member, agent: write; viewer, demo: read) and the organization role (owner, admin: all; member: write; viewer: read); instance admins have all.
-- After 10 failed logins for one email (50 from one IP) within 15 minutes, logins answer 429 with Retry-After until the window ends.`;
+const API_DESCRIPTION = [
+  'JSON REST API that runs automated agents and the work they do.',
+  '',
+  '**Conventions**',
+  '- Every route is served under `/api` and under the alias `/api/v1` (public API routes, whose paths already ' +
+    'begin with `/v1/public`, are served at `/api/v1/public/…`).',
+  '- Success bodies are `{ data }`, lists `{ data, meta: { total, limit, offset } }`, deletions ' +
+    '`{ data, meta }`; errors `{ error: { code, message, details } }`. Outside the envelope: `/docs`, ' +
+    '`/docs/openapi.json` and file downloads.',
+  "- Every response carries `X-Trace-Id`: the caller's own when it sent a sane one (1–128 characters of " +
+    'letters, digits and `._:-`), otherwise a new UUID.',
+  '- Paging: `limit` defaults to 50 and is clamped to 200; `offset` defaults to 0; anything that is not a ' +
+    'non-negative integer is a 400.',
+  '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).',
+  '- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN ' +
+    '(403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE ' +
+    '(413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).',
+  '- Any route that reads or writes data answers 503 SERVICE_UNAVAILABLE with `Retry-After` when the database ' +
+    "cannot be reached or is throttling after the service's own retries; nothing was changed, so the request " +
+    'can be sent again.',
+  "- Rate limits: per organization (its tier's limits), or per source IP without a credential, in fixed " +
+    'minute and hour windows; every response carries `X-RateLimit-Limit`, `-Remaining` and `-Reset` (epoch ' +
+    'seconds) for the window with the fewest requests left (on task creation, its own limit of 30 a minute ' +
+    'counts as a window too), and a 429 carries `Retry-After`.',
+  '- CORS is answered for the origins in ALLOWED_ORIGINS only, with credentials.',
+  '',
+  '**Authentication and tenancy**',
+  '- Credentials: an access JWT from POST /auth/login (HS256, one hour) as `Authorization: Bearer`, the ' +
+    '`service_jwt` cookie (set by login; HttpOnly, SameSite=Lax, Secure over HTTPS), or an organization API key ' +
+    '(`osk_live_…`). A missing or invalid credential is 401; a valid one lacking the permission is 403.',
+  '- Refresh tokens (30 days) rotate at POST /auth/refresh; presenting a spent one again revokes every token ' +
+    'of that login. Logout revokes the token at once; `all_devices` revokes every token of the user.',
+  '- A cookie-authenticated POST, PUT, PATCH or DELETE needs an Origin from ALLOWED_ORIGINS or an ' +
+    'X-Requested-With header (403 otherwise).',
+  "- A request acts in one organization: an API key's own; for a token, the organization it was issued for, " +
+    'or the one named by `X-Organization-Id` (the caller must be a member: 403 otherwise). Records of another ' +
+    'organization answer 404.',
+  '- Permissions: GET routes need `read`, other methods `write`, unless a route says otherwise. API key scopes ' +
+    "are `read`, `write` (implies read) and `admin` (implies both). A user's permission is the lesser of the " +
+    'instance role (admin: all; editor, builder, member, agent: write; viewer, demo: read) and the organization ' +
+    'role (owner, admin: all; member: write; viewer: read); instance admins have all.',
+  '- After 10 failed logins for one email (50 from one IP) within 15 minutes, logins answer 429 with ' +
+    'Retry-After until the window ends.',
+].join('\n');
 
 export function buildOpenApiDocument(routes: RouteDef[]) {
   const registry = new OpenAPIRegistry();

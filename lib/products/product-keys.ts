@@ -12,7 +12,7 @@ import { TASK_STATUSES, type TaskStatus } from '#lib/tasks/task-status';
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | product | `T#<org>` | `PRODUCT#<slug>` | `task_counts`: the product's tasks by status, kept in each task write's transaction |
+ * | product | `T#<org>` | `PRODUCT#<slug>` | `task_counts`: tasks by status, kept in each task write's transaction |
  * | id pointer | `T#<org>` | `PRODUCTID#<id>` | `slug` |
  */
 export const productKeys = {

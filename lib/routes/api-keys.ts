@@ -21,14 +21,22 @@ const resourceId = (name: string) =>
 const orgParams = z.object({ orgId: resourceId('orgId') });
 const keyParams = orgParams.extend({ keyId: resourceId('keyId') });
 
-const WHO_MAY = `Owners and admins of the organization (and instance admins) may manage its keys, reading included; so may an API key of the same organization with the \`admin\` scope. An organization the caller is not in answers 404; a member or viewer gets 403.`;
+const WHO_MAY =
+  'Owners and admins of the organization (and instance admins) may manage its keys, reading included; so may an ' +
+  'API key of the same organization with the `admin` scope. An organization the caller is not in answers 404; ' +
+  'a member or viewer gets 403.';
 
 const name = z.string().trim().min(1).max(100);
 const description = z.string().trim().max(500).nullable();
-const scopes = z.array(z.enum(SCOPES)).min(1).max(10).meta({
-  description:
-    '`read` allows GET routes, `write` every route that is not admin-only (and implies `read`), `admin` everything (and implies both). Duplicates are dropped.',
-});
+const scopes = z
+  .array(z.enum(SCOPES))
+  .min(1)
+  .max(10)
+  .meta({
+    description:
+      '`read` allows GET routes, `write` every route that is not admin-only (and implies `read`), `admin` ' +
+      'everything (and implies both). Duplicates are dropped.',
+  });
 
 export const ApiKeyRecord = z
   .object({
@@ -85,7 +93,10 @@ export const createApiKey = defineRoute({
   path: '/organizations/{orgId}/api-keys',
   auth: 'bearer',
   summary: 'Create an API key (the raw key is returned once)',
-  description: `\`scopes\` defaults to \`["read"]\`. \`expires_at\` (ISO 8601 with a time zone) must lie in the future. ${WHO_MAY}`,
+  description: [
+    '`scopes` defaults to `["read"]`. `expires_at` (ISO 8601 with a time zone) must lie in the future.',
+    WHO_MAY,
+  ].join(' '),
   params: orgParams,
   body: z.object({
     name,
@@ -116,7 +127,9 @@ export const updateApiKey = defineRoute({
   path: '/organizations/{orgId}/api-keys/{keyId}',
   auth: 'bearer',
   summary: 'Rename, rescope, deactivate or reactivate an API key',
-  description: `At least one field. A change of scopes or \`active\` applies from the next request. A revoked key cannot be activated again (409). ${WHO_MAY}`,
+  description:
+    'At least one field. A change of scopes or `active` applies from the next request. A revoked key cannot be ' +
+    `activated again (409). ${WHO_MAY}`,
   params: keyParams,
   body: z
     .object({
@@ -150,7 +163,9 @@ export const revokeApiKey = defineRoute({
   path: '/organizations/{orgId}/api-keys/{keyId}/revoke',
   auth: 'bearer',
   summary: 'Revoke an API key (unusable from the next request)',
-  description: `Also ends the grace of a previous key still in its rotation grace. Revoking a revoked key answers 200 and changes nothing. ${WHO_MAY}`,
+  description:
+    'Also ends the grace of a previous key still in its rotation grace. Revoking a revoked key answers 200 and ' +
+    `changes nothing. ${WHO_MAY}`,
   params: keyParams,
   response: ApiKeyRecord,
 });
@@ -162,7 +177,10 @@ export const rotateApiKey = defineRoute({
   path: '/organizations/{orgId}/api-keys/{keyId}/rotate',
   auth: 'bearer',
   summary: 'Rotate an API key: a new raw key, the old one valid for a grace period',
-  description: `\`grace_hours\` (0 to ${MAX_GRACE_HOURS}, default ${DEFAULT_GRACE_HOURS}): the old key keeps working until then (0: dies at once, as with roll). Only one previous key is kept: rotating again during a grace ends the older key's grace at once. A revoked, inactive or expired key answers 409. ${WHO_MAY}`,
+  description:
+    `\`grace_hours\` (0 to ${MAX_GRACE_HOURS}, default ${DEFAULT_GRACE_HOURS}): the old key keeps working until ` +
+    'then (0: dies at once, as with roll). Only one previous key is kept: rotating again during a grace ends the ' +
+    `older key's grace at once. A revoked, inactive or expired key answers 409. ${WHO_MAY}`,
   params: keyParams,
   body: z
     .object({ grace_hours: z.number().int().min(0).max(MAX_GRACE_HOURS).optional() })

@@ -43,7 +43,8 @@ export const Me = UserRecord.extend({
 }).meta({
   id: 'Me',
   description:
-    'The current user, the organization the request acts in and how it authenticated. For an API key (an organization credential with no user behind it) the user fields are null.',
+    'The current user, the organization the request acts in and how it authenticated. For an API key (an ' +
+    'organization credential with no user behind it) the user fields are null.',
 });
 
 export const register = defineRoute({
@@ -76,7 +77,9 @@ export const login = defineRoute({
   auth: 'none',
   summary: 'Log in with email and password',
   description:
-    'Returns an access token and a refresh token and sets the `service_jwt` cookie (HttpOnly, SameSite=Lax, Secure over HTTPS). Wrong email and wrong password answer the same 401. After 10 failures for one email (50 for one source IP) within 15 minutes, logins answer 429 with Retry-After until the window ends.',
+    'Returns an access token and a refresh token and sets the `service_jwt` cookie (HttpOnly, SameSite=Lax, ' +
+    'Secure over HTTPS). Wrong email and wrong password answer the same 401. After 10 failures for one email ' +
+    '(50 for one source IP) within 15 minutes, logins answer 429 with Retry-After until the window ends.',
   body: z.object({ email: z.string().trim().min(1).max(254), password: z.string().min(1).max(256) }),
   response: Session,
   errors: [401, 429],
@@ -90,7 +93,8 @@ export const refresh = defineRoute({
   auth: 'none',
   summary: 'Exchange a refresh token for a new session (addition)',
   description:
-    'The refresh token in the body is the credential. Each token works once and is replaced by the one returned; presenting a spent token again revokes every token of that login (401).',
+    'The refresh token in the body is the credential. Each token works once and is replaced by the one ' +
+    'returned; presenting a spent token again revokes every token of that login (401).',
   body: z.object({ refresh_token: z.string().min(1).max(256) }),
   response: Session,
   errors: [401],
@@ -105,7 +109,8 @@ export const logout = defineRoute({
   permission: 'read',
   summary: 'Revoke the current token, or every token of the user',
   description:
-    'The token is refused from the next request on. `all_devices: true` ends every session of the user. Clears the cookie.',
+    'The token is refused from the next request on. `all_devices: true` ends every session of the user. Clears ' +
+    'the cookie.',
   body: z.object({ all_devices: z.boolean().optional() }).optional(),
   response: z.object({ success: z.literal(true), all_devices: z.boolean() }),
 });

@@ -145,7 +145,9 @@ export const getPricing = defineRoute({
   auth: 'none',
   summary: 'Tiers, token packages and their economics',
   description:
-    'Economics: each package’s price per million tokens and its discount against the smallest package; each priced tier’s price over its included monthly tokens (the tier also buys limits, so this is not a token price).',
+    'Economics: each package’s price per million tokens and its discount against the smallest package; each ' +
+    'priced tier’s price over its included monthly tokens (the tier also buys limits, so this is not a token ' +
+    'price).',
   response: z.object({
     currency: z.string(),
     tiers: z.array(Tier),
@@ -167,8 +169,17 @@ export const getPricing = defineRoute({
 });
 
 const WEBHOOK_DESCRIPTION = [
-  'Stripe events. No bearer: the `Stripe-Signature` header is verified with the stripe library against STRIPE_WEBHOOK_SECRET (in local mode without it, a secret generated into DATA_DIR and printed by `npm start`), with a 300 s tolerance. A missing, wrong or stale signature answers 401 with the one message "Invalid webhook signature".',
-  'Each event id is processed once (a repeat answers 200 with `duplicate: true`). Handled: `checkout.session.completed` (metadata `org_id` and `kind` tier|package: sets the tier, or deposits the package’s tokens), `invoice.paid` (renewal recorded, status active), `invoice.payment_failed` (status past_due, owner emailed), `customer.subscription.updated` (tier from metadata.tier or the price’s lookup_key/metadata), `customer.subscription.deleted` (free tier, cancelled), `payment_intent.succeeded` of intents from POST /billing/create-payment-intent (tokens deposited). Any other signed event is acknowledged with 200.',
+  'Stripe events. No bearer: the `Stripe-Signature` header is verified with the stripe library against ' +
+    'STRIPE_WEBHOOK_SECRET (in local mode without it, a secret generated into DATA_DIR and printed by ' +
+    '`npm start`), with a 300 s tolerance. A missing, wrong or stale signature answers 401 with the one message ' +
+    '"Invalid webhook signature".',
+  'Each event id is processed once (a repeat answers 200 with `duplicate: true`). Handled: ' +
+    '`checkout.session.completed` (metadata `org_id` and `kind` tier|package: sets the tier, or deposits the ' +
+    'package’s tokens), `invoice.paid` (renewal recorded, status active), `invoice.payment_failed` (status ' +
+    'past_due, owner emailed), `customer.subscription.updated` (tier from metadata.tier or the price’s ' +
+    'lookup_key/metadata), `customer.subscription.deleted` (free tier, cancelled), `payment_intent.succeeded` of ' +
+    'intents from POST /billing/create-payment-intent (tokens deposited). Any other signed event is acknowledged ' +
+    'with 200.',
 ].join('\n\n');
 
 export const billingWebhook = defineRoute({
@@ -212,7 +223,8 @@ export const startCheckout = defineRoute({
   auth: 'bearer',
   summary: 'Start a checkout for a tier or a token package (organization admin)',
   description:
-    '`tier`: pro or teams (free needs none and enterprise is arranged by contract: 400). Alternatively `package_slug` buys a token package in one payment. Exactly one of the two.',
+    '`tier`: pro or teams (free needs none and enterprise is arranged by contract: 400). Alternatively ' +
+    '`package_slug` buys a token package in one payment. Exactly one of the two.',
   body: z
     .object({ tier: tierSlug.optional(), package_slug: z.string().min(1).max(64).optional() })
     .refine((body) => (body.tier === undefined) !== (body.package_slug === undefined), {
@@ -229,7 +241,8 @@ export const openPortal = defineRoute({
   auth: 'bearer',
   summary: 'A billing portal session URL (organization admin)',
   description:
-    '404 before the organization has a billing account. The local provider has no portal: its URL leads back to the subscription.',
+    '404 before the organization has a billing account. The local provider has no portal: its URL leads back ' +
+    'to the subscription.',
   response: z.object({ url: z.string() }),
   errors: [404],
 });
@@ -242,7 +255,8 @@ export const createPaymentIntent = defineRoute({
   auth: 'bearer',
   summary: 'A payment intent for a token package (organization admin)',
   description:
-    'The same `idempotency_key` (kept for 24 hours) answers the same intent; reusing it for another package is a 409. Tokens are deposited when the payments webhook reports the intent succeeded.',
+    'The same `idempotency_key` (kept for 24 hours) answers the same intent; reusing it for another package is ' +
+    'a 409. Tokens are deposited when the payments webhook reports the intent succeeded.',
   body: z.object({
     package_slug: z.string().min(1).max(64),
     idempotency_key: z.string().min(1).max(200).optional(),
@@ -325,7 +339,10 @@ export const changePlan = defineRoute({
   auth: 'bearer',
   summary: 'Change the tier (organization admin)',
   description:
-    'To a pricier tier: answers `checkout` (the tier changes when the payment completes). To a cheaper tier: changes at once when usage fits its limits, else 422 UNPROCESSABLE with the violations ({ resource, used, limit }) in `details`. The provider-side subscription is not changed by a downgrade here; use the billing portal for that.',
+    'To a pricier tier: answers `checkout` (the tier changes when the payment completes). To a cheaper tier: ' +
+    'changes at once when usage fits its limits, else 422 UNPROCESSABLE with the violations ({ resource, used, ' +
+    'limit }) in `details`. The provider-side subscription is not changed by a downgrade here; use the billing ' +
+    'portal for that.',
   body: z.object({ tier: tierSlug }),
   response: z.object({
     changed: z.boolean(),
@@ -344,7 +361,9 @@ export const billingOverview = defineRoute({
   auth: 'bearer',
   summary: 'Revenue by product and AI spend',
   description:
-    'Revenue: the payments recorded by the payments webhook for this organization (all time, paid ones). AI spend: tokens consumed this month, valued at the smallest package’s price per token. Infrastructure spend is not measured (null).',
+    'Revenue: the payments recorded by the payments webhook for this organization (all time, paid ones). AI ' +
+    'spend: tokens consumed this month, valued at the smallest package’s price per token. Infrastructure spend ' +
+    'is not measured (null).',
   response: z.object({
     currency: z.string(),
     revenue: z.object({
@@ -431,7 +450,9 @@ export const confirmLocalCheckout = defineRoute({
   auth: 'none',
   summary: 'Confirm a local checkout (local payments provider only)',
   description:
-    'Sends a signed `checkout.session.completed` event for the session to the payments webhook code (deposits the package’s tokens or activates the tier) and answers an HTML page. Confirming twice changes nothing. 404 whenever Stripe is configured or in aws mode.',
+    'Sends a signed `checkout.session.completed` event for the session to the payments webhook code (deposits ' +
+    'the package’s tokens or activates the tier) and answers an HTML page. Confirming twice changes nothing. ' +
+    '404 whenever Stripe is configured or in aws mode.',
   params: sessionParams,
   envelope: 'raw',
   contentType: 'text/html',

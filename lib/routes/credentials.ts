@@ -45,7 +45,9 @@ export const putCredential = defineRoute({
   auth: 'bearer',
   summary: 'Create or update a credential (organization admin)',
   description:
-    'Answers 201 whether it created or replaced the value (`meta.created` tells which). Each write seals the value with a fresh data key (AES-256-GCM envelope encryption). The value is never returned here. Organization admins and owners, instance admins and API keys with the `admin` scope may write.',
+    'Answers 201 whether it created or replaced the value (`meta.created` tells which). Each write seals the ' +
+    'value with a fresh data key (AES-256-GCM envelope encryption). The value is never returned here. ' +
+    'Organization admins and owners, instance admins and API keys with the `admin` scope may write.',
   body: z.object({
     key: credentialName,
     value: z.string().min(1).max(16_384),
@@ -64,7 +66,9 @@ export const getCredential = defineRoute({
   permission: 'write',
   summary: 'A credential with its decrypted value',
   description:
-    'Needs write access (viewers and read-scoped keys cannot read secret values). Every read is written to the activity log (who, which key, when; never the value). 500 CREDENTIAL_DECRYPTION_FAILED when the stored ciphertext or its key does not fit.',
+    'Needs write access (viewers and read-scoped keys cannot read secret values). Every read is written to the ' +
+    'activity log (who, which key, when; never the value). 500 CREDENTIAL_DECRYPTION_FAILED when the stored ' +
+    'ciphertext or its key does not fit.',
   params: z.object({ key: credentialName }),
   response: CredentialRecord.extend({ value: z.string() }).meta({ id: 'CredentialWithValue' }),
   errors: [500],

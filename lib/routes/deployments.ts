@@ -46,7 +46,8 @@ export const listDeployments = defineRoute({
   auth: 'bearer',
   summary: 'List the organization’s deployments, newest first',
   description:
-    'Addition to the specification: the deployments that pushes to the default branch record and that the deploy webhooks move to `succeeded` or `failed`, for the dashboard.',
+    'Addition to the specification: the deployments that pushes to the default branch record and that the ' +
+    'deploy webhooks move to `succeeded` or `failed`, for the dashboard.',
   query: pagingQuery,
   envelope: 'list',
   response: DeploymentRecord,

@@ -59,7 +59,9 @@ export const configureIntegration = defineRoute({
   auth: 'bearer',
   summary: 'Store an integration’s fields in the credential store (organization admin)',
   description:
-    'Each field is sealed as a credential (`integration.<id>.<field>`, or the well-known name the service reads, e.g. `webhook.git.secret`). Unknown fields, malformed values and required fields that are neither given nor stored already answer 400 together, and nothing is written.',
+    'Each field is sealed as a credential (`integration.<id>.<field>`, or the well-known name the service ' +
+    'reads, e.g. `webhook.git.secret`). Unknown fields, malformed values and required fields that are neither ' +
+    'given nor stored already answer 400 together, and nothing is written.',
   params,
   body: z.object({ fields: z.record(z.string(), z.string().min(1).max(16_384)) }),
   response: IntegrationStatus,

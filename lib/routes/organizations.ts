@@ -72,7 +72,9 @@ const slug = z
 const name = z.string().trim().min(1).max(100);
 
 const ORG_ACCESS =
-  'Authorization is against the organization in the path: the caller’s role there (instance admins count as admin, never as owner; an API key reaches only its own organization, its admin scope counting as admin). An organization the caller is not a member of answers 404.';
+  'Authorization is against the organization in the path: the caller’s role there (instance admins count as ' +
+  'admin, never as owner; an API key reaches only its own organization, its admin scope counting as admin). An ' +
+  'organization the caller is not a member of answers 404.';
 
 export const listOrganizations = defineRoute({
   group,
@@ -82,7 +84,8 @@ export const listOrganizations = defineRoute({
   auth: 'bearer',
   summary: 'The organizations the caller is a member of',
   description:
-    'Oldest first, each with its member count. Instance admins see their own memberships too; an API key sees its own organization.',
+    'Oldest first, each with its member count. Instance admins see their own memberships too; an API key sees ' +
+    'its own organization.',
   query: pagingQuery,
   envelope: 'list',
   response: OrganizationRecord,
@@ -96,7 +99,8 @@ export const createOrganization = defineRoute({
   auth: 'bearer',
   summary: 'Create an organization; the caller becomes its owner',
   description:
-    'Without `slug`, one is generated from the name (lowercase, runs of other characters turned into `-`), suffixed `-2`, `-3`, … on collision. An explicit slug that exists is 409.',
+    'Without `slug`, one is generated from the name (lowercase, runs of other characters turned into `-`), ' +
+    'suffixed `-2`, `-3`, … on collision. An explicit slug that exists is 409.',
   body: z.object({ name, slug: slug.optional() }),
   response: OrganizationRecord,
   status: 201,
@@ -146,7 +150,9 @@ export const deleteOrganization = defineRoute({
   path: '/organizations/{id}',
   auth: 'bearer',
   summary: 'Delete an organization (owner only; soft delete)',
-  description: `The organization disappears from every read and its slug becomes free. A personal organization goes only with its user’s account (409). ${ORG_ACCESS}`,
+  description:
+    'The organization disappears from every read and its slug becomes free. A personal organization goes only ' +
+    `with its user’s account (409). ${ORG_ACCESS}`,
   params: orgParams,
   envelope: 'deleted',
   response: z.object({ id: z.string(), deleted_at: z.string() }),
@@ -215,7 +221,9 @@ export const removeMember = defineRoute({
   path: '/organizations/{id}/members/{userId}',
   auth: 'bearer',
   summary: 'Remove a member (admin or above)',
-  description: `Removing an owner needs an owner; the last owner cannot be removed, nor a user from their personal organization (409). ${ORG_ACCESS}`,
+  description:
+    'Removing an owner needs an owner; the last owner cannot be removed, nor a user from their personal ' +
+    `organization (409). ${ORG_ACCESS}`,
   params: memberParams,
   envelope: 'deleted',
   response: z.object({ organization_id: z.string(), user_id: z.number().int() }),
@@ -243,7 +251,9 @@ export const createInvite = defineRoute({
   path: '/organizations/{id}/invites',
   auth: 'bearer',
   summary: 'Invite an address (admin or above)',
-  description: `Emails a link with a single-use token, valid for 7 days, to the address. 409 when an unexpired, unaccepted invite exists for the address or it belongs to a member. ${ORG_ACCESS}`,
+  description:
+    'Emails a link with a single-use token, valid for 7 days, to the address. 409 when an unexpired, unaccepted ' +
+    `invite exists for the address or it belongs to a member. ${ORG_ACCESS}`,
   params: orgParams,
   body: z.object({ email, role: z.enum(INVITE_ROLES).default('member') }),
   response: InviteRecord,
@@ -260,7 +270,8 @@ export const acceptInvite = defineRoute({
   permission: 'read',
   summary: 'Accept an invite: the caller joins with the invite’s role',
   description:
-    'Any signed-in user holding the emailed token. 404 when the token is unknown, expired or used; 409 when the caller is a member already. An invite is consumed once.',
+    'Any signed-in user holding the emailed token. 404 when the token is unknown, expired or used; 409 when ' +
+    'the caller is a member already. An invite is consumed once.',
   params: z.object({ token: z.string().min(1).max(512) }),
   response: z
     .object({ organization: OrganizationRecord, member: MemberRecord })

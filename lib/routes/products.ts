@@ -19,7 +19,10 @@ const tags = ['Products'];
 
 export const MAX_PRODUCT_SEARCH_LENGTH = 200;
 
-const STATUS_TABLE = `Status values given are stored as the record's status by this table:\n\n${productStatusTableMarkdown()}`;
+const STATUS_TABLE = [
+  "Status values given are stored as the record's status by this table:",
+  productStatusTableMarkdown(),
+].join('\n\n');
 const STATUS_INPUTS = Object.keys(PRODUCT_STATUS_ALIASES) as ProductStatusInput[];
 
 const slug = z
@@ -116,7 +119,11 @@ export const listProducts = defineRoute({
   path: '/products',
   auth: 'bearer',
   summary: 'List the organization’s products with task stats',
-  description: `Oldest first. Filters combine (AND); empty values filter nothing. \`status\` keeps the products whose stored status is one of the given values after mapping (\`active\` and \`live\` select launched products, \`placeholder\` ideas; an unknown value is 400). \`q\` matches part of the name, tagline or description, ignoring case. \`slug\` keeps the product with exactly that slug.\n\n${STATUS_TABLE}`,
+  description:
+    'Oldest first. Filters combine (AND); empty values filter nothing. `status` keeps the products whose ' +
+    'stored status is one of the given values after mapping (`active` and `live` select launched products, ' +
+    '`placeholder` ideas; an unknown value is 400). `q` matches part of the name, tagline or description, ' +
+    `ignoring case. \`slug\` keeps the product with exactly that slug.\n\n${STATUS_TABLE}`,
   query: pagingQuery.extend({
     status: statusList.optional(),
     q: z
@@ -137,7 +144,12 @@ export const createProduct = defineRoute({
   path: '/products',
   auth: 'bearer',
   summary: 'Create a product',
-  description: `Without \`slug\`, one is generated from the name: lowercase, every run of characters other than a–z and 0–9 turned into \`-\`, no hyphen at either end, at most 64 characters, suffixed \`-2\`, \`-3\`, … on collision. A name that gives no such characters needs an explicit slug (400). An explicit slug that exists is 409. The slug cannot change later. Unknown fields are ignored. The creation is recorded in the activity log (\`product.created\`).\n\n${STATUS_TABLE}`,
+  description:
+    'Without `slug`, one is generated from the name: lowercase, every run of characters other than a–z and 0–9 ' +
+    'turned into `-`, no hyphen at either end, at most 64 characters, suffixed `-2`, `-3`, … on collision. ' +
+    'A name that gives no such characters needs an explicit slug (400). An explicit slug that exists is 409. The ' +
+    'slug cannot change later. Unknown fields are ignored. The creation is recorded in the activity log ' +
+    `(\`product.created\`).\n\n${STATUS_TABLE}`,
   body: z.object({
     name: productName,
     slug: slug.optional(),
@@ -172,7 +184,14 @@ export const updateProduct = defineRoute({
   path: '/products/{slug}',
   auth: 'bearer',
   summary: 'Update a product',
-  description: `At least one field. The slug is fixed: like any unknown field, a \`slug\` in the body is ignored. \`null\` clears tagline, description, domain and the colours. A PATCH that changes no value writes nothing (\`updated_at\` stays); each one that does is recorded in the activity log (\`product.updated\`, \`metadata.changed\` naming the fields).\n\nFollow-up work: when \`brand_color\` or \`accent_color\` gets a different value, a \`brand-assets\` job is queued in the same transaction as the change. The answer is \`{ data: product, meta: { follow_up } }\`, where \`follow_up\` lists what was queued: \`[{ type: "job.queued", job_type: "brand-assets", id, status: "queued" }]\`, or \`[]\`.\n\n${STATUS_TABLE}`,
+  description:
+    'At least one field. The slug is fixed: like any unknown field, a `slug` in the body is ignored. `null` ' +
+    'clears tagline, description, domain and the colours. A PATCH that changes no value writes nothing ' +
+    '(`updated_at` stays); each one that does is recorded in the activity log (`product.updated`, ' +
+    '`metadata.changed` naming the fields).\n\nFollow-up work: when `brand_color` or `accent_color` gets a ' +
+    'different value, a `brand-assets` job is queued in the same transaction as the change. The answer is ' +
+    '`{ data: product, meta: { follow_up } }`, where `follow_up` lists what was queued: ' +
+    `\`[{ type: "job.queued", job_type: "brand-assets", id, status: "queued" }]\`, or \`[]\`.\n\n${STATUS_TABLE}`,
   params,
   body: z
     .object({

@@ -26,7 +26,9 @@ const taskCreationLimit = { name: 'task_create', perMinute: TASK_CREATION_PER_MI
 export const MAX_DEPENDENCIES = 20;
 export const MAX_SEARCH_LENGTH = 200;
 
-const TRANSITIONS = `Allowed status transitions (anything else answers 409 CONFLICT with the allowed next states in \`details[0].allowed\`; setting the current status again changes nothing):\n\n${transitionTableMarkdown()}`;
+const TRANSITIONS =
+  'Allowed status transitions (anything else answers 409 CONFLICT with the allowed next states in ' +
+  `\`details[0].allowed\`; setting the current status again changes nothing):\n\n${transitionTableMarkdown()}`;
 
 const title = z.string().trim().min(1).max(500);
 const description = z.string().max(10_000).nullable();
@@ -49,7 +51,9 @@ const dependsOn = z
   .max(MAX_DEPENDENCIES)
   .refine((ids) => new Set(ids).size === ids.length, 'lists a task twice')
   .meta({
-    description: `Ids of the tasks this one depends on (at most ${MAX_DEPENDENCIES}, same organization). A dependency on itself, on an unknown task, or one that closes a cycle is a 400.`,
+    description:
+      `Ids of the tasks this one depends on (at most ${MAX_DEPENDENCIES}, same organization). A dependency on ` +
+      'itself, on an unknown task, or one that closes a cycle is a 400.',
   });
 
 const commonOptional = {
@@ -126,7 +130,11 @@ const searchText = z
   .max(MAX_SEARCH_LENGTH)
   .transform((value) => (value.trim() === '' ? undefined : value))
   .meta({
-    description: `Full-text search over title and description, at most ${MAX_SEARCH_LENGTH} characters. Case- and accent-insensitive; every word of q must begin a word of the title or description (\`deploy\` finds “Deployment checklist”; words are runs of letters and digits). Results stay newest first. A blank q searches nothing (all tasks are listed); a q without any letter or digit is a 400.`,
+    description:
+      `Full-text search over title and description, at most ${MAX_SEARCH_LENGTH} characters. Case- and ` +
+      'accent-insensitive; every word of q must begin a word of the title or description (`deploy` finds ' +
+      '“Deployment checklist”; words are runs of letters and digits). Results stay newest first. A blank q ' +
+      'searches nothing (all tasks are listed); a q without any letter or digit is a 400.',
   });
 
 export const listTasks = defineRoute({
@@ -137,7 +145,10 @@ export const listTasks = defineRoute({
   auth: 'bearer',
   summary: 'List tasks',
   description:
-    'Newest first. Filters combine (AND). `next=true` answers the single highest-priority `todo` task for `assignee` (all assignees when absent): P0 before P3, then the oldest; tasks with a dependency that is neither done nor cancelled are passed over. It answers a list of zero or one task (`meta.limit` 1) and cannot be combined with `status` or `q` (400).',
+    'Newest first. Filters combine (AND). `next=true` answers the single highest-priority `todo` task for ' +
+    '`assignee` (all assignees when absent): P0 before P3, then the oldest; tasks with a dependency that is ' +
+    'neither done nor cancelled are passed over. It answers a list of zero or one task (`meta.limit` 1) and ' +
+    'cannot be combined with `status` or `q` (400).',
   query: pagingQuery.extend({
     status: statusList.optional(),
     q: searchText.optional(),
@@ -169,7 +180,13 @@ export const createTask = defineRoute({
   path: '/tasks',
   auth: 'bearer',
   summary: 'Create a task',
-  description: `\`title\` is required. \`product_slug\` must name a product of the organization (400 otherwise). A task whose title (ignoring case and surrounding space) matches an open task (not done or cancelled) of the same product — or of no product — is a duplicate: 409 CONFLICT with \`details[0].existing_id\`. Creating a task writes an activity entry; creating it as done also writes a changelog entry and sends the \`task_completed\` event. Task creation is limited to ${TASK_CREATION_PER_MINUTE} a minute per organization (429 with Retry-After), on top of the tier's limits.`,
+  description:
+    '`title` is required. `product_slug` must name a product of the organization (400 otherwise). A task ' +
+    'whose title (ignoring case and surrounding space) matches an open task (not done or cancelled) of the same ' +
+    'product — or of no product — is a duplicate: 409 CONFLICT with `details[0].existing_id`. Creating a task ' +
+    'writes an activity entry; creating it as done also writes a changelog entry and sends the ' +
+    `\`task_completed\` event. Task creation is limited to ${TASK_CREATION_PER_MINUTE} a minute per organization ` +
+    "(429 with Retry-After), on top of the tier's limits.",
   body: z.object({
     title,
     status: statusInput.optional().meta({ description: 'Default todo; archived means cancelled' }),
@@ -191,7 +208,8 @@ export const getTask = defineRoute({
   auth: 'bearer',
   summary: 'A task with its blocking information',
   description:
-    '`blocking.blocked_by` lists the tasks this one depends on and `blocking.blocks` those that depend on it, each with id, title and status.',
+    '`blocking.blocked_by` lists the tasks this one depends on and `blocking.blocks` those that depend on it, ' +
+    'each with id, title and status.',
   params,
   response: TaskWithBlocking,
   errors: [404],
@@ -204,7 +222,11 @@ export const updateTask = defineRoute({
   path: '/tasks/{id}',
   auth: 'bearer',
   summary: 'Update a task (addition: the operational update)',
-  description: `Every field is optional; null clears. \`product_slug\` moves the task to another product (null: to none). \`depends_on\` replaces the list. Reaching \`done\` records \`completed_at\`, writes a changelog entry and sends the \`task_completed\` event, once per completion. Renaming or reopening a task into a title an open task of its product already has is a 409 duplicate.\n\n${TRANSITIONS}`,
+  description:
+    'Every field is optional; null clears. `product_slug` moves the task to another product (null: to none). ' +
+    '`depends_on` replaces the list. Reaching `done` records `completed_at`, writes a changelog entry and ' +
+    'sends the `task_completed` event, once per completion. Renaming or reopening a task into a title an open ' +
+    `task of its product already has is a 409 duplicate.\n\n${TRANSITIONS}`,
   params,
   body: z
     .object({
@@ -227,7 +249,9 @@ export const deleteTask = defineRoute({
   auth: 'bearer',
   summary: 'Delete a task permanently (organization admin)',
   description:
-    'Organization admins and owners, instance admins and API keys with the `admin` scope may delete. Removes the task and its search entries, and takes it out of the `depends_on` of the tasks that depended on it. To keep the record, cancel it instead (PATCH status cancelled, or DELETE /v1/public/tasks/{id}).',
+    'Organization admins and owners, instance admins and API keys with the `admin` scope may delete. Removes ' +
+    'the task and its search entries, and takes it out of the `depends_on` of the tasks that depended on it. ' +
+    'To keep the record, cancel it instead (PATCH status cancelled, or DELETE /v1/public/tasks/{id}).',
   params,
   envelope: 'deleted',
   response: z.object({ id: z.number().int() }),
@@ -275,7 +299,9 @@ export const createPublicTask = defineRoute({
   path: '/v1/public/tasks',
   auth: 'bearer',
   summary: 'Create a task (public API)',
-  description: `\`title\` is required; \`product_id\` must name a product of the organization (400 otherwise). Duplicates, events and the creation limit (${TASK_CREATION_PER_MINUTE} a minute) are as for POST /tasks.`,
+  description:
+    '`title` is required; `product_id` must name a product of the organization (400 otherwise). Duplicates, ' +
+    `events and the creation limit (${TASK_CREATION_PER_MINUTE} a minute) are as for POST /tasks.`,
   body: z.object({ title, ...publicBody }),
   response: PublicTaskRecord,
   status: 201,
@@ -302,7 +328,10 @@ export const updatePublicTask = defineRoute({
   path: '/v1/public/tasks/{id}',
   auth: 'bearer',
   summary: 'Update a task (public API)',
-  description: `Every field is optional; null clears. \`product_id\` null takes the task out of its product.\n\n${TRANSITIONS}`,
+  description: [
+    'Every field is optional; null clears. `product_id` null takes the task out of its product.',
+    TRANSITIONS,
+  ].join('\n\n'),
   params,
   body: z
     .object({ title: title.optional(), ...publicBody })
@@ -319,7 +348,9 @@ export const cancelPublicTask = defineRoute({
   auth: 'bearer',
   summary: 'Cancel a task (public API; the record stays)',
   description:
-    'Sets the status to cancelled from any state; the task stays and can be listed with `status=cancelled` (or `archived`). Cancelling a cancelled task changes nothing. Answers `{ data: task, meta: { deleted: false, status: "cancelled" } }`.',
+    'Sets the status to cancelled from any state; the task stays and can be listed with `status=cancelled` (or ' +
+    '`archived`). Cancelling a cancelled task changes nothing. Answers ' +
+    '`{ data: task, meta: { deleted: false, status: "cancelled" } }`.',
   params,
   envelope: 'deleted',
   response: PublicTaskRecord,

@@ -69,7 +69,8 @@ export const listTeams = defineRoute({
   auth: 'bearer',
   summary: 'List the organization’s teams',
   description:
-    'Teams of the organization the request acts in, oldest first, each with its member_count. `name` keeps the teams whose name contains it, ignoring case (an empty value filters nothing).',
+    'Teams of the organization the request acts in, oldest first, each with its member_count. `name` keeps the ' +
+    'teams whose name contains it, ignoring case (an empty value filters nothing).',
   query: pagingQuery.extend({
     name: z.string().max(100).optional().meta({ description: 'Case-insensitive part of the team name' }),
   }),
@@ -85,7 +86,8 @@ export const createTeam = defineRoute({
   auth: 'bearer',
   summary: 'Create a team',
   description:
-    'The creator becomes the team’s owner. Team names need not be unique. Needs a user: an API key without a user behind it gets 400.',
+    'The creator becomes the team’s owner. Team names need not be unique. Needs a user: an API key without a ' +
+    'user behind it gets 400.',
   body: z.object({ name: teamName, description: teamDescription.optional() }),
   response: TeamRecord,
   status: 201,
@@ -128,7 +130,8 @@ export const deleteTeam = defineRoute({
   auth: 'bearer',
   summary: 'Delete a team (organization admin or owner)',
   description:
-    'Removes the team with its members and invites; pending invites stop working. Team owners who are not organization admins get 403.',
+    'Removes the team with its members and invites; pending invites stop working. Team owners who are not ' +
+    'organization admins get 403.',
   params,
   envelope: 'deleted',
   response: z.object({ id: z.number().int() }),
@@ -155,7 +158,9 @@ export const addTeamMember = defineRoute({
   path: '/teams/{id}/members',
   auth: 'bearer',
   summary: 'Add a member to a team',
-  description: `For ${MANAGERS}; granting \`owner\` needs the team owner role or the organization admin role. The user must be a member of the organization (404 otherwise); 409 when already in the team.`,
+  description:
+    `For ${MANAGERS}; granting \`owner\` needs the team owner role or the organization admin role. The user must ` +
+    'be a member of the organization (404 otherwise); 409 when already in the team.',
   params,
   body: z.object({ user_id: z.number().int().positive(), role: teamRole }),
   response: TeamMemberRecord,
@@ -184,7 +189,10 @@ export const createTeamInvite = defineRoute({
   path: '/teams/{id}/invites',
   auth: 'bearer',
   summary: 'Invite someone to a team by email',
-  description: `For ${MANAGERS}; inviting as \`owner\` needs the team owner role or the organization admin role. The email carries a link to POST /teams/invites/{token}/accept, valid for seven days. 409 when an unexpired invite for the address exists or its user is already in the team.`,
+  description:
+    `For ${MANAGERS}; inviting as \`owner\` needs the team owner role or the organization admin role. The email ` +
+    'carries a link to POST /teams/invites/{token}/accept, valid for seven days. 409 when an unexpired invite ' +
+    'for the address exists or its user is already in the team.',
   params,
   body: z.object({ email, role: teamRole }),
   response: TeamInviteRecord,
@@ -201,7 +209,10 @@ export const acceptTeamInvite = defineRoute({
   permission: 'read',
   summary: 'Accept a team invite (addition to the specification)',
   description:
-    'The caller joins the team with the invite’s role. The caller must be a member of the team’s organization (in whichever organization the request acts); holding the token is the proof, the invite’s address need not be the caller’s. An invite works once: invalid, expired, used or foreign invites answer 404; 409 when the caller is already in the team (the invite stays usable).',
+    'The caller joins the team with the invite’s role. The caller must be a member of the team’s organization ' +
+    '(in whichever organization the request acts); holding the token is the proof, the invite’s address need ' +
+    'not be the caller’s. An invite works once: invalid, expired, used or foreign invites answer 404; 409 when ' +
+    'the caller is already in the team (the invite stays usable).',
   params: z.object({ token: z.string().min(1).max(256) }),
   response: z.object({ team: TeamRecord, member: TeamMemberRecord }).meta({ id: 'TeamInviteAcceptance' }),
   errors: [409],

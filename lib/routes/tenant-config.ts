@@ -12,11 +12,17 @@ const ADMINS = 'Organization admins and owners only (403 for other members).';
 
 const EVENTS = WEBHOOK_EVENTS.map((event) => `\`${event}\``).join(', ');
 
-const webhookUrl = z.string().max(2048).meta({
-  description:
-    'Absolute https URL (http only where the deployment allows private targets, as local mode does), without user:password, at most 2048 characters. Unless the deployment allows private targets, a literal IP in a private, loopback, link-local, unique-local, carrier-grade NAT, multicast, reserved or unspecified range is refused, as is `localhost`. Stored as the URL parser normalizes it.',
-  example: 'https://hooks.example.com/agent-ops',
-});
+const webhookUrl = z
+  .string()
+  .max(2048)
+  .meta({
+    description:
+      'Absolute https URL (http only where the deployment allows private targets, as local mode does), without ' +
+      'user:password, at most 2048 characters. Unless the deployment allows private targets, a literal IP in a ' +
+      'private, loopback, link-local, unique-local, carrier-grade NAT, multicast, reserved or unspecified range ' +
+      'is refused, as is `localhost`. Stored as the URL parser normalizes it.',
+    example: 'https://hooks.example.com/agent-ops',
+  });
 
 const WebhookTargets = z
   .object(
@@ -35,11 +41,15 @@ const WebhookTargets = z
 export const TenantConfigRecord = z
   .object({
     webhooks: WebhookTargets,
-    signing_secret: z.string().nullable().meta({
-      description:
-        'Standard Webhooks secret (`whsec_` + base64 of 24 random bytes), created on first use. Shown to organization admins and owners only; null for everyone else.',
-      example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-    }),
+    signing_secret: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'Standard Webhooks secret (`whsec_` + base64 of 24 random bytes), created on first use. Shown to ' +
+          'organization admins and owners only; null for everyone else.',
+        example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      }),
     updated_at: z.string().nullable().meta({ description: 'Null until the configuration is first changed' }),
   })
   .meta({ id: 'TenantConfig' });
@@ -78,9 +88,17 @@ const WebhookDeliveryWithPayload = WebhookDeliveryRecord.extend({
 }).meta({ id: 'WebhookDeliveryWithPayload' });
 
 const DELIVERY_CONTRACT = [
-  'Outbound requests follow Standard Webhooks: `POST` of `{ type, timestamp, data }` (`timestamp` ISO 8601, `data` the record concerned and, where there is one, its `tokens_used`) with `content-type: application/json`, `webhook-id` (the delivery id), `webhook-timestamp` (unix seconds of the attempt) and `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed with the base64-decoded part of the secret after whsec_>`.',
-  'A 2xx answer within 10 seconds is a success; anything else (3xx included: redirects are not followed) is a failed attempt. Six attempts in all: at once, then after 5 s, 30 s, 2 min, 10 min and 15 min; then the delivery is `failed`. Each attempt is signed afresh with the secret current at that moment.',
-  'Before every attempt the host is resolved and, unless the deployment allows private targets, refused (a failed attempt, no request sent) when any address is private, loopback, link-local, unique-local, carrier-grade NAT or otherwise not public.',
+  'Outbound requests follow Standard Webhooks: `POST` of `{ type, timestamp, data }` (`timestamp` ISO 8601, ' +
+    '`data` the record concerned and, where there is one, its `tokens_used`) with ' +
+    '`content-type: application/json`, `webhook-id` (the delivery id), `webhook-timestamp` (unix seconds of the ' +
+    'attempt) and `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>" keyed ' +
+    'with the base64-decoded part of the secret after whsec_>`.',
+  'A 2xx answer within 10 seconds is a success; anything else (3xx included: redirects are not followed) is a ' +
+    'failed attempt. Six attempts in all: at once, then after 5 s, 30 s, 2 min, 10 min and 15 min; then the ' +
+    'delivery is `failed`. Each attempt is signed afresh with the secret current at that moment.',
+  'Before every attempt the host is resolved and, unless the deployment allows private targets, refused (a ' +
+    'failed attempt, no request sent) when any address is private, loopback, link-local, unique-local, ' +
+    'carrier-grade NAT or otherwise not public.',
 ].join(' ');
 
 export const getTenantConfig = defineRoute({
@@ -90,7 +108,10 @@ export const getTenantConfig = defineRoute({
   path: '/tenant-config',
   auth: 'bearer',
   summary: 'The organization’s outbound webhook configuration (addition: response shape)',
-  description: `Every event (${EVENTS}) with its URL or null, the signing secret and \`updated_at\`. Any member may read the URLs; the secret is shown to organization admins and owners only (null for others), is created on first read, and each read that shows it is recorded in the activity log. ${DELIVERY_CONTRACT}`,
+  description:
+    `Every event (${EVENTS}) with its URL or null, the signing secret and \`updated_at\`. Any member may read ` +
+    'the URLs; the secret is shown to organization admins and owners only (null for others), is created on first ' +
+    `read, and each read that shows it is recorded in the activity log. ${DELIVERY_CONTRACT}`,
   response: TenantConfigRecord,
 });
 
@@ -101,7 +122,11 @@ export const updateTenantConfig = defineRoute({
   path: '/tenant-config',
   auth: 'bearer',
   summary: 'Register or remove outbound webhook URLs',
-  description: `${ADMINS} \`webhooks\` maps events (${EVENTS}) to a URL, or to null to remove it; events not named keep their URL. Unknown event keys and invalid URLs are a 400 naming each one, and nothing is changed. Answers the whole configuration, secret included (created if there was none). Events published before a change are still delivered to the URL they were published for.`,
+  description:
+    `${ADMINS} \`webhooks\` maps events (${EVENTS}) to a URL, or to null to remove it; events not named keep ` +
+    'their URL. Unknown event keys and invalid URLs are a 400 naming each one, and nothing is changed. Answers ' +
+    'the whole configuration, secret included (created if there was none). Events published before a change are ' +
+    'still delivered to the URL they were published for.',
   body: z.object({
     webhooks: z.strictObject(
       Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, webhookUrl.nullable().optional()])) as Record<
@@ -126,7 +151,11 @@ export const rotateWebhookSecret = defineRoute({
   path: '/tenant-config/webhook-secret/rotate',
   auth: 'bearer',
   summary: 'Replace the webhook signing secret (addition to the specification)',
-  description: `${ADMINS} Answers the configuration with the new secret. The old secret stops signing at once, with no overlap: every attempt from now on, including retries of events published earlier, is signed with the new one, so update the receiver's secret right away (a receiver can accept both secrets while it switches). Concurrent rotations: the last one wins; GET shows the current secret.`,
+  description:
+    `${ADMINS} Answers the configuration with the new secret. The old secret stops signing at once, with no ` +
+    'overlap: every attempt from now on, including retries of events published earlier, is signed with the new ' +
+    "one, so update the receiver's secret right away (a receiver can accept both secrets while it switches). " +
+    'Concurrent rotations: the last one wins; GET shows the current secret.',
   response: TenantConfigRecord,
 });
 
@@ -137,7 +166,12 @@ export const sendTestWebhook = defineRoute({
   path: '/tenant-config/webhooks/test',
   auth: 'bearer',
   summary: 'Send a test event to a registered URL (addition to the specification)',
-  description: `${ADMINS} Queues a \`test\` event (\`data: { event, organization_id, message }\`) to the URL of \`event\`, or, without \`event\`, of the first event in the order ${EVENTS} that has one, and answers 202 with the pending delivery at once (the body may be omitted) (follow it at GET /tenant-config/webhook-deliveries/{id}). 400 when the named event has no URL; 404 when no URL is registered at all.`,
+  description:
+    `${ADMINS} Queues a \`test\` event (\`data: { event, organization_id, message }\`) to the URL of \`event\`, ` +
+    `or, without \`event\`, of the first event in the order ${EVENTS} that has one, and answers 202 with the ` +
+    'pending delivery at once (the body may be omitted) (follow it at GET ' +
+    '/tenant-config/webhook-deliveries/{id}). 400 when the named event has no URL; 404 when no URL is registered ' +
+    'at all.',
   body: z.object({ event: z.enum(WEBHOOK_EVENTS).optional() }).optional(),
   response: WebhookDeliveryRecord,
   status: 202,
@@ -151,7 +185,9 @@ export const listWebhookDeliveries = defineRoute({
   auth: 'bearer',
   summary: 'The outbound webhook delivery log, newest first (addition to the specification)',
   description:
-    'Deliveries of the organization the request acts in, newest first, each with all its attempts (without the body; see the single delivery). Any member may read it. Records are kept for 30 days. `status` keeps one status.',
+    'Deliveries of the organization the request acts in, newest first, each with all its attempts (without the ' +
+    'body; see the single delivery). Any member may read it. Records are kept for 30 days. `status` keeps one ' +
+    'status.',
   query: pagingQuery.extend({ status: z.enum(DELIVERY_STATUSES).optional() }),
   envelope: 'list',
   response: WebhookDeliveryRecord,

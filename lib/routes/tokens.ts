@@ -17,7 +17,8 @@ const companyIdQuery = z
   .optional()
   .meta({
     description:
-      'Accepted for compatibility and otherwise ignored: the ledger is always that of the organization the request acts in (its tenant).',
+      'Accepted for compatibility and otherwise ignored: the ledger is always that of the organization the ' +
+      'request acts in (its tenant).',
   });
 
 export const TokenTransaction = z
@@ -46,7 +47,9 @@ export const getTokenBalance = defineRoute({
   auth: 'bearer',
   summary: 'The organization’s token balance',
   description:
-    '`company_id` is accepted but the balance is always the organization’s the request acts in (the tenant). An organization that never had a ledger change has balance 0 and `updated_at: null`; new organizations start with the signup bonus.',
+    '`company_id` is accepted but the balance is always the organization’s the request acts in (the tenant). ' +
+    'An organization that never had a ledger change has balance 0 and `updated_at: null`; new organizations ' +
+    'start with the signup bonus.',
   query: z.object({ company_id: companyIdQuery }),
   response: z
     .object({
@@ -65,7 +68,8 @@ export const listTokenTransactions = defineRoute({
   auth: 'bearer',
   summary: 'The organization’s token ledger, newest first',
   description:
-    '`type` filters by entry type; `meta.total` is the exact count of matching entries. `company_id` is accepted and ignored (the tenant’s ledger is listed).',
+    '`type` filters by entry type; `meta.total` is the exact count of matching entries. `company_id` is ' +
+    'accepted and ignored (the tenant’s ledger is listed).',
   query: pagingQuery.extend({ type: z.enum(LEDGER_TYPES).optional(), company_id: companyIdQuery }),
   envelope: 'list',
   response: TokenTransaction,
@@ -81,11 +85,16 @@ export const consumeTokens = defineRoute({
   summary: 'Consume tokens from the organization’s balance',
   description: [
     'Debits `amount` (a positive integer, at most 10,000,000) and records a `consume` entry in the same transaction.',
-    'When the balance is short: 402 PAYMENT_REQUIRED with `details: [{ path: "amount", message, balance, required }]`, and nothing changes.',
+    'When the balance is short: 402 PAYMENT_REQUIRED with `details: [{ path: "amount", message, balance, ' +
+      'required }]`, and nothing changes.',
     'The balance never goes negative, also under concurrent consumes.',
-    '`reference_id` makes the call idempotent per organization: a repeat answers the first result (its transaction and the balance right after it) with `duplicate: true` and consumes nothing, even if its amount differs.',
+    '`reference_id` makes the call idempotent per organization: a repeat answers the first result (its ' +
+      'transaction and the balance right after it) with `duplicate: true` and consumes nothing, even if its ' +
+      'amount differs.',
     '`company_id` is accepted and ignored (the tenant’s balance is used).',
-    'When auto top-up is enabled and this consume takes the balance from at or above the threshold to below it, a payment for the configured package is started once (`auto_topup` names it); the tokens arrive when the payment succeeds.',
+    'When auto top-up is enabled and this consume takes the balance from at or above the threshold to below ' +
+      'it, a payment for the configured package is started once (`auto_topup` names it); the tokens arrive when ' +
+      'the payment succeeds.',
   ].join(' '),
   body: z.object({
     amount: z.number().int().positive().max(MAX_CONSUME),

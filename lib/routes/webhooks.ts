@@ -33,7 +33,8 @@ const WebhookAction = z
   .object({
     type: z.string().meta({
       description:
-        'deployment.recorded, deploy_pipeline.not_configured, job.queued, deployment.updated, alert.created, team.notified, support_request.created, pong or ignored',
+        'deployment.recorded, deploy_pipeline.not_configured, job.queued, deployment.updated, alert.created, ' +
+        'team.notified, support_request.created, pong or ignored',
     }),
     id: z.string().optional().meta({ description: 'The record created or changed' }),
     status: z.string().optional(),
@@ -52,9 +53,17 @@ const WebhookReceipt = z
   })
   .meta({ id: 'WebhookReceipt' });
 
-const COMMON = `Every failed verification (unknown organization, no secret configured, missing or malformed header, wrong signature, stale timestamp) answers 401 with the one message "Invalid webhook signature"; the reason is logged, not told. A verified body of the wrong shape is a 400. A repeated id answers 200 with \`duplicate: true\` and changes nothing. Accepted payloads are stored for 90 days with tokens, secrets, passwords, authorization values, API keys, signatures and email addresses replaced by "[REDACTED]".`;
+const COMMON =
+  'Every failed verification (unknown organization, no secret configured, missing or malformed header, wrong ' +
+  'signature, stale timestamp) answers 401 with the one message "Invalid webhook signature"; the reason is ' +
+  'logged, not told. A verified body of the wrong shape is a 400. A repeated id answers 200 with ' +
+  '`duplicate: true` and changes nothing. Accepted payloads are stored for 90 days with tokens, secrets, ' +
+  'passwords, authorization values, API keys, signatures and email addresses replaced by "[REDACTED]".';
 
-const TIMESTAMPED = `Signature: \`X-Webhook-Timestamp: <unix seconds>\` and \`X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + raw body)>\` (several comma-separated \`v1=\` values are accepted, for secret rotation). Timestamps more than 5 minutes in the past or in the future fail verification.`;
+const TIMESTAMPED =
+  'Signature: `X-Webhook-Timestamp: <unix seconds>` and `X-Webhook-Signature: v1=<hex HMAC-SHA256(secret, ' +
+  'timestamp + "." + raw body)>` (several comma-separated `v1=` values are accepted, for secret rotation). ' +
+  'Timestamps more than 5 minutes in the past or in the future fail verification.';
 
 export const gitWebhook = defineRoute({
   group,
@@ -64,8 +73,14 @@ export const gitWebhook = defineRoute({
   auth: 'signature',
   summary: 'Push events from the source-code host',
   description: [
-    'Signature: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, raw body)>` with the organization’s credential `webhook.git.secret`. `X-GitHub-Event` names the event (`ping` answers 200; events other than `push` are acknowledged and ignored); `X-GitHub-Delivery` is the delivery id, processed once (a resent body under a new delivery id counts as the same delivery).',
-    'A push to the repository’s default branch records a `pending` deployment (see GET /deployments) and asks for the organization’s deploy pipeline (none can be configured yet: the action says so). If that push adds or modifies logo images (a path containing "logo" with an image extension), a `brand-assets` job is queued. Pushes to other branches, tags and branch deletions are acknowledged and ignored.',
+    'Signature: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, raw body)>` with the organization’s ' +
+      'credential `webhook.git.secret`. `X-GitHub-Event` names the event (`ping` answers 200; events other than ' +
+      '`push` are acknowledged and ignored); `X-GitHub-Delivery` is the delivery id, processed once (a resent ' +
+      'body under a new delivery id counts as the same delivery).',
+    'A push to the repository’s default branch records a `pending` deployment (see GET /deployments) and asks ' +
+      'for the organization’s deploy pipeline (none can be configured yet: the action says so). If that push ' +
+      'adds or modifies logo images (a path containing "logo" with an image extension), a `brand-assets` job is ' +
+      'queued. Pushes to other branches, tags and branch deletions are acknowledged and ignored.',
     COMMON,
   ].join('\n\n'),
   query: orgQuery,
@@ -81,8 +96,11 @@ export const deployWebhook = defineRoute({
   auth: 'signature',
   summary: 'Deployment events from the hosting provider',
   description: [
-    `${TIMESTAMPED} Secret: the organization’s credential \`webhook.deploy.secret\`. The body’s \`id\` is processed once.`,
-    '`deployment.completed` sets the deployment (by `deployment_id`; created when unknown) to `succeeded`. `deployment.failed` sets it to `failed`, opens an alert and emails the organization’s owners and admins. Other types are acknowledged and ignored.',
+    `${TIMESTAMPED} Secret: the organization’s credential \`webhook.deploy.secret\`. The body’s \`id\` is ` +
+      'processed once.',
+    '`deployment.completed` sets the deployment (by `deployment_id`; created when unknown) to `succeeded`. ' +
+      '`deployment.failed` sets it to `failed`, opens an alert and emails the organization’s owners and admins. ' +
+      'Other types are acknowledged and ignored.',
     COMMON,
   ].join('\n\n'),
   query: orgQuery,
@@ -98,8 +116,11 @@ export const chatWebhook = defineRoute({
   auth: 'signature',
   summary: 'Inbound customer chat messages',
   description: [
-    `${TIMESTAMPED} Secret: the organization’s credential \`webhook.chat.secret\`. The message \`id\` is processed once.`,
-    'The specification leaves the payload open; this service defines it (see the request body). Each message becomes an open support request for the customer-support workflow; agent tasks for it are a later addition, and the response says that no task was created.',
+    `${TIMESTAMPED} Secret: the organization’s credential \`webhook.chat.secret\`. The message \`id\` is ` +
+      'processed once.',
+    'The specification leaves the payload open; this service defines it (see the request body). Each message ' +
+      'becomes an open support request for the customer-support workflow; agent tasks for it are a later ' +
+      'addition, and the response says that no task was created.',
     COMMON,
   ].join('\n\n'),
   query: orgQuery,

@@ -7,10 +7,13 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  *
  * | record | pk | sk | indexes |
  * |---|---|---|---|
- * | task | `T#<org>` | `TASK#<id>` | gsi1 by status: `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2 by assignee: `T#<org>#ASSIGNEE#<assignee>` / `<status>#<priority>#<id>` |
- * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | the reverse of a dependent's `depends_on`, for `blocking.blocks` |
- * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of the folded title>` | held while the task is open: the duplicate check |
+ * | task | `T#<org>` | `TASK#<id>` | gsi1 by status and gsi2 by assignee (keys below) |
+ * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | `depends_on` reversed, for `blocking.blocks` |
+ * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | while open: the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
+ *
+ * A task's index keys: gsi1 (by status) `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2 (by assignee)
+ * `T#<org>#ASSIGNEE#<assignee>` / `<status>#<priority>#<id>`.
  *
  * Within a status, both index sort keys run by priority and then id, so `next` is the first item of a
  * Query: of the status partition, or of the assignee's partition narrowed to `todo#`. An assignee's

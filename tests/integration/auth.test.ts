@@ -233,7 +233,7 @@ describe('bearer authentication', () => {
     expect(responses.map((response) => response.status)).toEqual([401, 401, 401]);
   });
 
-  it('accepts the session cookie, and refuses cookie-authenticated changes without an allowed Origin or X-Requested-With', async () => {
+  it('accepts the session cookie; changes made with it need an allowed Origin or X-Requested-With', async () => {
     const user = await newUser('cookie');
     const cookie = `service_jwt=${user.token}`;
 

@@ -289,7 +289,7 @@ describe('the payments webhook events', () => {
     });
   });
 
-  it('updates the tier from the price’s lookup key and goes back to free when the subscription is deleted', async () => {
+  it('updates the tier from the price’s lookup key and returns to free when the subscription is deleted', async () => {
     // Prepare
     const user = await newUser();
     await deliver(tierCheckout(user.orgId, 'pro'));

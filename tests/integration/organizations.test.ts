@@ -973,7 +973,7 @@ describe('organization invites', () => {
     expect(await memberCountOf(owner, orgId)).toBe(2);
   });
 
-  it('answers 403 when a member invites, 409 for a member’s address and 400 for an owner role or bad email', async () => {
+  it('answers 403 when a member invites, 409 for a member’s address, 400 for an owner role or bad email', async () => {
     // Prepare
     const owner = await newUser('owner');
     const member = await newUser('member');

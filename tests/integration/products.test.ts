@@ -752,7 +752,7 @@ describe('PATCH /products/{slug}', () => {
     ]);
   });
 
-  it('records changed field names in the activity log and writes nothing for a PATCH that changes nothing', async () => {
+  it('records changed field names in the activity log; writes nothing for a PATCH that changes nothing', async () => {
     // Prepare
     const owner = await newUser('owner');
     const created = await createProduct(owner, { name: 'Quiet', status: 'building' });

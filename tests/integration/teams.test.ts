@@ -313,7 +313,7 @@ describe('PATCH /teams/{id}', () => {
     expect(found.body.data.map((item: { id: number }) => item.id)).toEqual([team.id]);
   });
 
-  it('answers 403 to team members without the owner or admin role and to organization members outside the team', async () => {
+  it('answers 403 to team members not owner or admin, and to organization members outside the team', async () => {
     // Prepare
     const org = await organization();
     const bystander = await newUser('bystander');

@@ -90,7 +90,7 @@ describe('PATCH /users/{id}', () => {
     expect(reuse.status).toBe(201);
   });
 
-  it('answers 409 for a taken email, 404 for an unknown user, 400 for an unknown role and 403 for non-admins', async () => {
+  it('answers 409 to a taken email, 404 to an unknown user, 400 to an unknown role and 403 to non-admins', async () => {
     const user = await newUser('target');
     const other = await newUser('other');
 

@@ -319,7 +319,7 @@ describe('POST /webhooks/git', () => {
     expect(await recordCounts(org.orgId)).toEqual(before);
   });
 
-  it('treats the same signed body under a new delivery id as a replay (the delivery header is not signed)', async () => {
+  it('treats the same signed body under a new delivery id as a replay (the delivery header is unsigned)', async () => {
     // Prepare
     const rawBody = JSON.stringify(freshPush('git-push'));
     await post('/webhooks/git', rawBody, gitHeaders(org.secrets.git, rawBody), org.orgId);

@@ -1,8 +1,8 @@
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 
 /**
- * Lower-cases header names and fills `cookies` from a Cookie header. API Gateway already does for HTTP APIs, but sample events, local invokes
- * and other proxies may not, and every later middleware reads lower-case names.
+ * Lower-cases header names and fills `cookies` from a Cookie header. API Gateway already does for HTTP APIs, but
+ * sample events, local invokes and other proxies may not, and every later middleware reads lower-case names.
  */
 export const normalizeHeaders = (): HttpMiddleware => {
   const normalizeHeadersBefore = async (request: HttpRequest) => {

@@ -74,7 +74,8 @@ export async function receiveChatMessage(
         id: requestId,
         status: 'open',
         detail:
-          'Recorded as an open support request for the customer-support workflow; support tasks for agents are not available yet, so no task was created',
+          'Recorded as an open support request for the customer-support workflow; support tasks for agents are ' +
+          'not available yet, so no task was created',
       },
     ],
     outcome === 'duplicate',

@@ -19,7 +19,9 @@ import {
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time, so the sort key orders by age; TTL; gsi1 while unqueued: `WEBHOOKDELIVERY#UNQUEUED` / `<created_at>#<org>#<id>` |
+ * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | TTL; ids begin with the creation time: the sort key orders by age |
+ *
+ * While unqueued, a delivery is also in gsi1: `WEBHOOKDELIVERY#UNQUEUED` / `<created_at>#<org>#<id>`.
  *
  * A delivery is written before its first queue message is sent (often in the transaction of the change
  * it announces), so until that message is on the queue it stays in the unqueued index, where the
