@@ -1,0 +1,25 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+/** The README's "How it is built" section and the tree say the same thing. */
+const readme = readFileSync('README.md', 'utf8');
+const section = readme.slice(readme.indexOf('## How it is built'), readme.indexOf('## Configuration'));
+
+const folders = (dir: string) =>
+  readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${dir}/${entry.name}`);
+
+describe('the README’s architecture section', () => {
+  it('names every folder of lib and functions', () => {
+    const missing = [...folders('lib'), ...folders('functions'), ...folders('lib/webhooks')].filter(
+      (folder) => !new RegExp(`\`${folder}[\`/]`).test(section),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('names no folder that does not exist', () => {
+    const named = [...section.matchAll(/`((?:lib|functions|infra)\/[\w/-]+?)\/?`/g)].map((match) => match[1] as string);
+    expect(named.filter((path) => !existsSync(path) && !existsSync(`${path}.ts`))).toEqual([]);
+  });
+});
