@@ -23,3 +23,21 @@ describe('the README’s architecture section', () => {
     expect(named.filter((path) => !existsSync(path) && !existsSync(`${path}.ts`))).toEqual([]);
   });
 });
+
+describe('the README’s first session', () => {
+  const run = readme.slice(readme.indexOf('## Run it'), readme.indexOf('## Test it'));
+
+  it('opens the docs in any browser, not with a macOS-only command', () => {
+    expect(run).not.toMatch(/^open /m);
+    expect(run).toContain('/api/docs` in a browser');
+  });
+
+  it('shows an API key as a bearer, switching organization, refresh and logout, and an encoded key', () => {
+    expect(run).toMatch(/authorization: Bearer \$KEY/);
+    expect(run).toContain('osk_live_');
+    expect(run).toMatch(/x-organization-id: \$OTHER/);
+    expect(run).toContain('$B/auth/refresh');
+    expect(run).toContain('$B/auth/logout');
+    expect(run).toContain('credentials/github%2Fdeploy-token');
+  });
+});
