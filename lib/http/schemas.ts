@@ -79,3 +79,43 @@ export function valueList<const T extends string>(allowed: readonly T[], noun = 
       return values.length > 0 ? (values as T[]) : undefined;
     });
 }
+
+/** How deep any request body may nest: well below DynamoDB's 32 levels for a stored attribute. */
+export const MAX_BODY_DEPTH = 24;
+
+/** Nesting depth of a parsed JSON value, counted without recursion (a 3,000-deep body must not overflow). */
+export function jsonDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [current, depth] = stack.pop() as [unknown, number];
+    if (current === null || typeof current !== 'object') continue;
+    deepest = Math.max(deepest, depth);
+    for (const child of Object.values(current)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/**
+ * A free-form JSON object the service stores as given (metadata, configuration, payloads), with a
+ * documented limit on its nesting and its size, so that a stored record always fits and reads back.
+ *
+ * @example
+ * metadata: freeFormObject({ maxDepth: 8, maxBytes: 16_384 }).optional()
+ */
+export function freeFormObject(limits: { maxDepth: number; maxBytes: number }) {
+  return z
+    .record(z.string(), z.unknown())
+    .superRefine((value, issues) => {
+      if (jsonDepth(value) > limits.maxDepth) {
+        issues.addIssue({ code: 'custom', message: `nests deeper than ${limits.maxDepth} levels` });
+        return;
+      }
+      if (Buffer.byteLength(JSON.stringify(value)) > limits.maxBytes) {
+        issues.addIssue({ code: 'custom', message: `is larger than ${limits.maxBytes} bytes as JSON` });
+      }
+    })
+    .meta({
+      description: `Any JSON object, at most ${limits.maxDepth} levels deep and ${limits.maxBytes} bytes as JSON.`,
+    });
+}

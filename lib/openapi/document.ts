@@ -65,7 +65,8 @@ const API_DESCRIPTION = [
     'letters, digits and `._:-`), otherwise a new UUID.',
   '- Paging: `limit` defaults to 50 and is clamped to 200; `offset` defaults to 0; anything that is not a ' +
     'non-negative integer is a 400.',
-  '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above).',
+  '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above) and at most 24 levels ' +
+    'deep (400 above). Free-form objects the service stores (metadata) say their own depth and size limits.',
   '- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN ' +
     '(403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE ' +
     '(413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).',
@@ -152,9 +153,7 @@ function toPathConfig(route: RouteDef): RouteConfig {
     request: {
       ...(route.params ? { params: route.params as z.ZodObject } : {}),
       ...(route.query ? { query: route.query as z.ZodObject } : {}),
-      ...(route.body
-        ? { body: { required: true, content: { 'application/json': { schema: route.body } } } }
-        : {}),
+      ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
     },
     responses,
   };
@@ -166,8 +165,7 @@ const errorExample = (status: number) =>
 /** The route's own description, with the permission a bearer caller needs. */
 function describe(route: RouteDef): string | undefined {
   if (route.rateLimited === false) {
-    const free =
-      'Not rate limited, so that uptime monitors and load balancers can poll it; no X-RateLimit headers.';
+    const free = 'Not rate limited, so that uptime monitors and load balancers can poll it; no X-RateLimit headers.';
     return route.description ? `${route.description}\n\n${free}` : free;
   }
   if (route.auth !== 'bearer') return route.description;

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
-import { pagingQuery } from '#lib/http/schemas';
+import { freeFormObject, pagingQuery } from '#lib/http/schemas';
 import { LEDGER_TYPES } from '#lib/tokens/types';
 
 /** The organization's token ledger: the `tokens` function. */
@@ -101,7 +101,7 @@ export const consumeTokens = defineRoute({
     action: z.string().min(1).max(100),
     company_id: z.number().int().min(0).optional(),
     reference_id: z.string().min(1).max(128).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: freeFormObject({ maxDepth: 8, maxBytes: 16_384 }).optional(),
   }),
   response: z
     .object({

@@ -11,8 +11,7 @@ const balanceOf = async (user: TestUser): Promise<number> =>
 
 // biome-ignore lint/suspicious/noExplicitAny: ledger entries as the API returns them
 const ledgerOf = async (user: TestUser): Promise<any[]> =>
-  (await call(tokens, 'GET', '/tokens/transactions', { token: user.token, query: { limit: '200' } })).body
-    .data;
+  (await call(tokens, 'GET', '/tokens/transactions', { token: user.token, query: { limit: '200' } })).body.data;
 
 describe('the token ledger over its endpoints', () => {
   it('gives a new organization the signup bonus once, as its whole balance', async () => {
@@ -100,6 +99,34 @@ describe('the token ledger over its endpoints', () => {
     expect(badQuery.status).toBe(400);
     expect(badCompany.status).toBe(400);
     expect(await balanceOf(user)).toBe(SIGNUP_BONUS_TOKENS);
+  });
+
+  it.each([
+    { shape: 'metadata nested 12 levels', depth: 12, path: 'body.metadata' },
+    { shape: 'metadata nested 32 levels', depth: 32, path: 'body' },
+    { shape: 'metadata nested 3,000 levels', depth: 3_000, path: 'body' },
+  ])('answers $shape with 400 naming where, and consumes nothing', async ({ depth, path }) => {
+    // Prepare
+    const user = await newUser('deep');
+    let metadata: Record<string, unknown> = { leaf: true };
+    for (let level = 1; level < depth; level += 1) metadata = { next: metadata };
+
+    // Act
+    const response = await consume(user, { amount: 10, action: 'agent.run', metadata });
+    const balance = await call(tokens, 'GET', '/tokens/balance', { token: user.token });
+
+    // Assess
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe('VALIDATION_ERROR');
+    expect(response.body.error.details[0].path).toBe(path);
+    expect(balance.body.data.balance).toBe(10_000);
+  });
+
+  it('answers metadata larger than 16 KB as JSON with 400', async () => {
+    const user = await newUser('bulky');
+    const response = await consume(user, { amount: 10, action: 'agent.run', metadata: { text: 'x'.repeat(20_000) } });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details[0]).toMatchObject({ path: 'body.metadata' });
   });
 
   it('answers 402 with the balance and the amount when the balance is short, and changes nothing', async () => {

@@ -1,5 +1,6 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
-import { InvalidJsonError, PayloadTooLargeError } from '#lib/errors';
+import { InvalidJsonError, PayloadTooLargeError, ValidationError } from '#lib/errors';
+import { jsonDepth, MAX_BODY_DEPTH } from '#lib/http/schemas';
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -12,9 +13,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware => {
   const limit = options.limitBytes ?? MAX_BODY_BYTES;
   // `disableContentTypeCheck` exists in the middleware but not in its published type declarations.
-  const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<
-    typeof httpJsonBodyParser
-  >[0]);
+  const parser = httpJsonBodyParser({ disableContentTypeCheck: true } as Parameters<typeof httpJsonBodyParser>[0]);
   const jsonBodyBefore = async (request: HttpRequest) => {
     const { body, isBase64Encoded } = request.event;
     const method = request.event.requestContext?.http?.method?.toUpperCase();
@@ -31,6 +30,10 @@ export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware 
     } catch {
       // The parser's error carries the body as its cause; it must not reach a log line.
       throw new InvalidJsonError();
+    }
+    if (jsonDepth(probe.event.body) > MAX_BODY_DEPTH) {
+      const message = `is nested deeper than ${MAX_BODY_DEPTH} levels`;
+      throw new ValidationError(`The request body ${message}`, [{ path: 'body', message }]);
     }
     request.context.body = probe.event.body;
   };
