@@ -1,6 +1,6 @@
 import { groupHandler, route } from '#lib/http/group-handler';
 import { deleted, listOf } from '#lib/http/results';
-import * as Users from '#lib/identity/users';
+import * as Users from '#lib/identity/user-admin';
 import { deleteMe, deleteUser, getUser, listUsers, updateUser } from '#lib/routes/users';
 
 export const handler = groupHandler('users', [

@@ -8,7 +8,8 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '#
 import { requirePrincipal } from '#lib/identity/access';
 import { type ApiKeyLookupItem, maskApiKey, newApiKey } from '#lib/identity/api-key-format';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
-import type { MembershipItem, OrganizationItem } from '#lib/identity/organizations';
+import type { MembershipItem } from '#lib/identity/memberships';
+import type { OrganizationItem } from '#lib/identity/organizations';
 import { orgRoleAtLeast, SCOPES, type Scope } from '#lib/identity/roles';
 
 /**

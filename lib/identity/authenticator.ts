@@ -10,7 +10,8 @@ import type { HttpEvent } from '#lib/http/types';
 import { verifyAccessToken } from '#lib/identity/access-tokens';
 import { API_KEY_PREFIX, type ApiKeyLookupItem } from '#lib/identity/api-key-format';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
-import type { MembershipItem, OrganizationItem } from '#lib/identity/organizations';
+import type { MembershipItem } from '#lib/identity/memberships';
+import type { OrganizationItem } from '#lib/identity/organizations';
 import {
   allows,
   capabilityOfOrgRole,

@@ -1,4 +1,10 @@
 import { pad, tenantPk } from '#lib/db/keys';
+import { inviteKeys } from '#lib/identity/invite-records';
+import { membershipKeys } from '#lib/identity/memberships';
+import { organizationKeys } from '#lib/identity/organizations';
+import { userKeys } from '#lib/identity/users';
+
+export { epochSeconds } from '#lib/identity/ttl';
 
 /**
  * Where identity records live in the table.
@@ -25,23 +31,17 @@ import { pad, tenantPk } from '#lib/db/keys';
  * Uniqueness guards (see lib/db/transactions): `email`, `username`, `org-slug`.
  */
 export const identityKeys = {
-  user: (userId: number) => ({ pk: `USER#${userId}`, sk: 'USER' }),
-  usersIndex: (userId: number) => ({ gsi1pk: 'USERS', gsi1sk: `USER#${pad(userId)}` }),
+  user: userKeys.byId,
+  usersIndex: userKeys.allUsersIndex,
 
-  organization: (orgId: string) => ({ pk: tenantPk(orgId), sk: 'ORG' }),
-  organizationsIndex: (createdAt: string, orgId: string) => ({
-    gsi1pk: 'ORGS',
-    gsi1sk: `ORG#${createdAt}#${orgId}`,
-  }),
+  organization: organizationKeys.byId,
+  organizationsIndex: organizationKeys.allOrganizationsIndex,
 
-  membership: (orgId: string, userId: number) => ({ pk: tenantPk(orgId), sk: `MEMBER#${pad(userId)}` }),
-  membershipByUser: (userId: number, orgId: string) => ({
-    gsi1pk: `USER#${userId}#ORGS`,
-    gsi1sk: `ORG#${orgId}`,
-  }),
+  membership: membershipKeys.byId,
+  membershipByUser: membershipKeys.byUserIndex,
 
-  invite: (orgId: string, inviteId: string) => ({ pk: tenantPk(orgId), sk: `INVITE#${inviteId}` }),
-  inviteToken: (tokenHash: string) => ({ pk: `INVITETOKEN#${tokenHash}`, sk: 'INVITETOKEN' }),
+  invite: inviteKeys.byId,
+  inviteToken: inviteKeys.token,
 
   apiKey: (orgId: string, keyId: string) => ({ pk: tenantPk(orgId), sk: `APIKEY#${keyId}` }),
   apiKeyHash: (keyHash: string) => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'APIKEYHASH' }),
@@ -66,11 +66,3 @@ export const identityKeys = {
   passwordReset: (tokenHash: string) => ({ pk: `RESET#${tokenHash}`, sk: 'RESET' }),
   throttle: (kind: string, value: string) => ({ pk: `THROTTLE#${kind}#${value}`, sk: 'THROTTLE' }),
 };
-
-/** Unique-guard scopes. */
-export const UNIQUE_EMAIL = 'email';
-export const UNIQUE_USERNAME = 'username';
-export const UNIQUE_ORG_SLUG = 'org-slug';
-
-/** Epoch seconds, for the table's TTL attribute `expires_at`. */
-export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);

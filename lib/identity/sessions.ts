@@ -6,7 +6,7 @@ import { requireUser } from '#lib/identity/access';
 import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tokens';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
 import { assertLoginAllowed, recordLoginFailure } from '#lib/identity/login-throttle';
-import { getMembership } from '#lib/identity/organizations';
+import { getMembership } from '#lib/identity/memberships';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '#lib/identity/passwords';
 import {
   bumpTokenVersion,

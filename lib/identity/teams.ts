@@ -8,7 +8,7 @@ import { itemExists, itemIsNew, transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal, requireUser } from '#lib/identity/access';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
-import { getMembership } from '#lib/identity/organizations';
+import { getMembership } from '#lib/identity/memberships';
 import type { TeamRole } from '#lib/identity/roles';
 import { getUserItem, getUsersByIds, type UserItem, userIdByEmail } from '#lib/identity/users';
 
