@@ -1,7 +1,8 @@
-import { pad, tenantPk } from '#lib/db/keys';
+import { tenantPk } from '#lib/db/keys';
 import { inviteKeys } from '#lib/identity/invite-records';
 import { membershipKeys } from '#lib/identity/memberships';
 import { organizationKeys } from '#lib/identity/organizations';
+import { teamKeys } from '#lib/identity/team-records';
 import { userKeys } from '#lib/identity/users';
 
 export { epochSeconds } from '#lib/identity/ttl';
@@ -50,15 +51,9 @@ export const identityKeys = {
     sk: `APIKEYUSE#${keyId}#${at}#${nonce}`,
   }),
 
-  team: (orgId: string, teamId: number) => ({ pk: tenantPk(orgId), sk: `TEAM#${pad(teamId)}` }),
-  teamMember: (orgId: string, teamId: number, userId: number) => ({
-    pk: tenantPk(orgId),
-    sk: `TEAMMEMBER#${pad(teamId)}#${pad(userId)}`,
-  }),
-  teamInvite: (orgId: string, teamId: number, inviteId: string) => ({
-    pk: tenantPk(orgId),
-    sk: `TEAMINVITE#${pad(teamId)}#${inviteId}`,
-  }),
+  team: teamKeys.byId,
+  teamMember: teamKeys.member,
+  teamInvite: teamKeys.invite,
 
   refreshToken: (tokenHash: string) => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
   refreshFamily: (familyId: string) => ({ pk: `RFAMILY#${familyId}`, sk: 'RFAMILY' }),

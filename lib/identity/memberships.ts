@@ -16,8 +16,9 @@ const byUserPk = (userId: number): string => `USER#${userId}#ORGS`;
  * |---|---|---|---|
  * | membership | `T#<org>` | `MEMBER#<pad user>` | gsi1: `USER#<id>#ORGS` / `ORG#<org>` (a user's organizations) |
  *
- * Reasons a membership write is refused with: `already-member`, `membership-changed` (its role
- * moved, or it went, since it was read) and `last-owner` (the owner a succession counted on is no more).
+ * Reasons a membership write is refused with: `already-member`, `not-member`, `membership-changed`
+ * (its role moved, or it went, since it was read) and `last-owner` (the owner a succession counted on
+ * is no longer one).
  */
 export const membershipKeys = {
   byId: (orgId: string, userId: number): TableKey => ({
@@ -139,6 +140,12 @@ export async function anotherOwner(orgId: string, userId: number): Promise<numbe
   } while (startKey);
   return undefined;
 }
+
+/** For another record's transaction: the user must be a member (`not-member`). */
+export const isMemberCheck = (orgId: string, userId: number): TransactItem => ({
+  ConditionCheck: { Key: membershipKeys.byId(orgId, userId), ConditionExpression: itemExists },
+  reason: 'not-member',
+});
 
 /** Adds a membership; refused with `already-member` when the user has one. */
 export const newMembershipWrite = (item: MembershipItem): TransactItem => ({

@@ -18,7 +18,7 @@ import {
 import { accessOrg, orgNotFound, requireRole } from '#lib/identity/organization-access';
 import { memberCountChange } from '#lib/identity/organizations';
 import type { OrgRole } from '#lib/identity/roles';
-import { teamLeavingWrites } from '#lib/identity/team-leaving';
+import { teamLeavingWrites } from '#lib/identity/team-records';
 import { getUserItem, getUsersByIds, userExistsCheck } from '#lib/identity/users';
 
 /**

@@ -14,7 +14,7 @@ import {
   getOrganizationItem,
   personalOrganizationClosingWrites,
 } from '#lib/identity/organizations';
-import { teamLeavingWrites } from '#lib/identity/team-leaving';
+import { teamLeavingWrites } from '#lib/identity/team-records';
 import {
   getUserItem,
   getUsersByIds,
