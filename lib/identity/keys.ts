@@ -1,4 +1,4 @@
-import { tenantPk } from '#lib/db/keys';
+import { apiKeyKeys } from '#lib/identity/api-key-records';
 import { inviteKeys } from '#lib/identity/invite-records';
 import { membershipKeys } from '#lib/identity/memberships';
 import { organizationKeys } from '#lib/identity/organizations';
@@ -44,12 +44,9 @@ export const identityKeys = {
   invite: inviteKeys.byId,
   inviteToken: inviteKeys.token,
 
-  apiKey: (orgId: string, keyId: string) => ({ pk: tenantPk(orgId), sk: `APIKEY#${keyId}` }),
-  apiKeyHash: (keyHash: string) => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'APIKEYHASH' }),
-  apiKeyUse: (orgId: string, keyId: string, at: string, nonce: string) => ({
-    pk: tenantPk(orgId),
-    sk: `APIKEYUSE#${keyId}#${at}#${nonce}`,
-  }),
+  apiKey: apiKeyKeys.byId,
+  apiKeyHash: apiKeyKeys.lookup,
+  apiKeyUse: apiKeyKeys.use,
 
   team: teamKeys.byId,
   teamMember: teamKeys.member,
