@@ -1,7 +1,9 @@
 import { apiKeyKeys } from '#lib/identity/api-key-records';
 import { inviteKeys } from '#lib/identity/invite-records';
+import { throttleKey } from '#lib/identity/login-throttle';
 import { membershipKeys } from '#lib/identity/memberships';
 import { organizationKeys } from '#lib/identity/organizations';
+import { sessionKeys } from '#lib/identity/session-records';
 import { teamKeys } from '#lib/identity/team-records';
 import { userKeys } from '#lib/identity/users';
 
@@ -52,9 +54,9 @@ export const identityKeys = {
   teamMember: teamKeys.member,
   teamInvite: teamKeys.invite,
 
-  refreshToken: (tokenHash: string) => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
-  refreshFamily: (familyId: string) => ({ pk: `RFAMILY#${familyId}`, sk: 'RFAMILY' }),
-  revokedToken: (jti: string) => ({ pk: `REVOKED#${jti}`, sk: 'REVOKED' }),
-  passwordReset: (tokenHash: string) => ({ pk: `RESET#${tokenHash}`, sk: 'RESET' }),
-  throttle: (kind: string, value: string) => ({ pk: `THROTTLE#${kind}#${value}`, sk: 'THROTTLE' }),
+  refreshToken: sessionKeys.refreshToken,
+  refreshFamily: sessionKeys.refreshFamily,
+  revokedToken: sessionKeys.revokedToken,
+  passwordReset: sessionKeys.passwordReset,
+  throttle: throttleKey,
 };
