@@ -10,28 +10,29 @@ import { userKeys } from '#lib/identity/users';
 export { epochSeconds } from '#lib/identity/ttl';
 
 /**
- * Where identity records live in the table.
+ * Every identity record at one glance. Each entity module owns its keys, item types, conditions and
+ * access patterns (the module named in the last column); `identityKeys` gathers their key builders for
+ * code that reads identity records from outside those modules: authentication, billing and tests.
  *
- * | record | pk | sk | indexes |
+ * | record | pk | sk | module |
  * |---|---|---|---|
- * | user | `USER#<id>` | `USER` | gsi1: `USERS` / `USER#<pad id>` (all users, by id) |
- * | organization | `T#<org>` | `ORG` | gsi1: `ORGS` / `ORG#<created>#<org>` |
- * | membership | `T#<org>` | `MEMBER#<pad user>` | gsi1: `USER#<id>#ORGS` / `ORG#<org>` (a user's organizations) |
- * | invite | `T#<org>` | `INVITE#<id>` | |
- * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | TTL |
- * | API key | `T#<org>` | `APIKEY#<id>` | |
- * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | TTL while in a rotation grace |
- * | API key use | `T#<org>` | `APIKEYUSE#<id>#<time>#<rand>` | TTL |
- * | team | `T#<org>` | `TEAM#<pad id>` | |
- * | team member | `T#<org>` | `TEAMMEMBER#<pad team>#<pad user>` | |
- * | team invite | `T#<org>` | `TEAMINVITE#<pad team>#<id>` | |
- * | refresh token | `REFRESH#<sha256>` | `REFRESH` | TTL |
- * | refresh family | `RFAMILY#<id>` | `RFAMILY` | TTL |
- * | revoked access token | `REVOKED#<jti>` | `REVOKED` | TTL at the token's expiry |
- * | password reset | `RESET#<sha256>` | `RESET` | TTL |
- * | login throttle | `THROTTLE#<kind>#<value>` | `THROTTLE` | TTL |
+ * | user | `USER#<id>` | `USER` | users (gsi1: `USERS` / `USER#<pad id>`) |
+ * | email, username guard | `UNIQUE#email#…`, `UNIQUE#username#…` | `UNIQUE` | users |
+ * | organization | `T#<org>` | `ORG` | organizations (gsi1: `ORGS` / `ORG#<created>#<org>`) |
+ * | slug guard | `UNIQUE#org-slug#<slug>` | `UNIQUE` | organizations |
+ * | membership | `T#<org>` | `MEMBER#<pad user>` | memberships (gsi1: `USER#<id>#ORGS` / `ORG#<org>`) |
+ * | invite, its guard | `T#<org>` | `INVITE#<id>`, `INVITEFOR#<email>` | invite-records |
+ * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | invite-records |
+ * | team, member, invite | `T#<org>` | `TEAM#…`, `TEAMMEMBER#…`, `TEAMINVITE#…` | team-records |
+ * | team invite guard, token | `T#<org>`, `TEAMINVITETOKEN#<sha256>` | `TEAMINVITEACTIVE#…` | team-records |
+ * | API key, key use | `T#<org>` | `APIKEY#<id>`, `APIKEYUSE#<id>#<time>#<rand>` | api-key-records |
+ * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | api-key-records |
+ * | refresh token, family | `REFRESH#<sha256>`, `RFAMILY#<id>` | `REFRESH`, `RFAMILY` | session-records |
+ * | revoked access token | `REVOKED#<jti>` | `REVOKED` | session-records |
+ * | password reset | `RESET#<sha256>` | `RESET` | session-records |
+ * | login throttle | `THROTTLE#<kind>#<value>` | `THROTTLE` | login-throttle |
  *
- * Uniqueness guards (see lib/db/transactions): `email`, `username`, `org-slug`.
+ * Records with a lifetime carry the table's TTL attribute `expires_at` (epoch seconds, see ttl.ts).
  */
 export const identityKeys = {
   user: userKeys.byId,
