@@ -64,7 +64,7 @@ export async function createApiKey(
   const now = ctx.clock.now();
   if (input.expires_at !== undefined && new Date(input.expires_at) <= now) {
     throw new ValidationError('The request is not valid', [
-      { path: 'body.expires_at', message: 'must be in the future' },
+      { path: 'expires_at', message: 'must be in the future' },
     ]);
   }
   const key = newApiKey();
@@ -108,7 +108,7 @@ export async function updateApiKey(
   const before = await loadKey(orgId, keyId);
   if (changes.active === true && before.revoked_at) {
     throw new ConflictError('A revoked API key cannot be activated again; create a new key', [
-      { path: 'body.active', message: 'the key is revoked' },
+      { path: 'active', message: 'the key is revoked' },
     ]);
   }
   const now = ctx.clock.now();

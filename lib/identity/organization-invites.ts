@@ -46,17 +46,22 @@ const INVITE_RETENTION_DAYS = 30;
 
 const userNotFound = () => new NotFoundError('User not found');
 const inviteNotFound = () => new NotFoundError('Invite not found, expired or already used');
+/**
+ * The one detail here that names its request location itself: the accept route has no body (and
+ * registration's has no user_id), yet this detail has always said `body.user_id`, and the HTTP layer
+ * would place a bare `user_id` in the query. A located path is left as it is.
+ */
 const alreadyMember = () =>
   new ConflictError('The user is already a member of this organization', [
     { path: 'body.user_id', message: 'is already a member' },
   ]);
 const memberAlready = () =>
   new ConflictError('This address belongs to a member already', [
-    { path: 'body.email', message: 'is already a member' },
+    { path: 'email', message: 'is already a member' },
   ]);
 const inviteActive = () =>
   new ConflictError('An active invite exists for this address', [
-    { path: 'body.email', message: 'has an active invite' },
+    { path: 'email', message: 'has an active invite' },
   ]);
 
 /** Invite ids start with their creation time, so the tenant's `INVITE#` range lists oldest first. */

@@ -21,7 +21,7 @@ import {
 /** Organizations as the `/organizations` routes list, create, show, change and delete them. */
 
 const slugTaken = () =>
-  new ConflictError('An organization with this slug exists', [{ path: 'body.slug', message: 'is taken' }]);
+  new ConflictError('An organization with this slug exists', [{ path: 'slug', message: 'is taken' }]);
 
 /**
  * The organizations the calling user belongs to (an API key: its own), oldest first. Instance admins

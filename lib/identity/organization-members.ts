@@ -30,7 +30,7 @@ const memberNotFound = () => new NotFoundError('Member not found');
 const userNotFound = () => new NotFoundError('User not found');
 const alreadyMember = () =>
   new ConflictError('The user is already a member of this organization', [
-    { path: 'body.user_id', message: 'is already a member' },
+    { path: 'user_id', message: 'is already a member' },
   ]);
 const lastOwner = () => new ConflictError('The organization’s last owner cannot be demoted or removed');
 const changedMeanwhile = () => new ConflictError('The record was changed by another request; try again');

@@ -18,7 +18,7 @@ import {
 
 const inviteUnusable = () =>
   new ValidationError('The invite code is invalid or expired', [
-    { path: 'body.invite_code', message: 'is invalid or expired' },
+    { path: 'invite_code', message: 'is invalid or expired' },
   ]);
 
 export interface NewUser {

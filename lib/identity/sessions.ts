@@ -47,7 +47,7 @@ export interface Session {
 const wrongCredentials = () => new UnauthorizedError('Wrong email or password');
 const resetUnusable = () =>
   new ValidationError('The reset token is invalid or expired', [
-    { path: 'body.token', message: 'is invalid or expired' },
+    { path: 'token', message: 'is invalid or expired' },
   ]);
 
 export async function login(

@@ -75,10 +75,10 @@ export const toUser = (item: UserItem): User => ({
 /** What a refused user write answers, in every transaction that creates or renames a user. */
 export const userConflicts = {
   'email-taken': () =>
-    new ConflictError('A user with this email already exists', [{ path: 'body.email', message: 'is taken' }]),
+    new ConflictError('A user with this email already exists', [{ path: 'email', message: 'is taken' }]),
   'username-taken': () =>
     new ConflictError('A user with this username already exists', [
-      { path: 'body.username', message: 'is taken' },
+      { path: 'username', message: 'is taken' },
     ]),
 };
 
