@@ -144,6 +144,8 @@ export const withoutGrace = (item: ApiKeyItem): ApiKeyItem => ({
 });
 
 const versionIs = '#version = :version';
+/** One key range (`:sk` prefix) of the organization's partition. */
+const inRange = 'pk = :pk AND begins_with(sk, :sk)';
 const notDeleted = 'attribute_not_exists(deleted_at)';
 
 /** What a refused API key write answers. */
@@ -167,7 +169,7 @@ export async function listApiKeysOfOrganization(input: {
 }): Promise<Page<ApiKeyItem>> {
   return queryPage<ApiKeyItem>(
     {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      KeyConditionExpression: inRange,
       FilterExpression: notDeleted,
       ExpressionAttributeValues: { ':pk': tenantPk(input.orgId), ':sk': KEY_PREFIX },
     },
@@ -185,7 +187,7 @@ export async function listUsesOfApiKey(input: {
 }): Promise<Page<ApiKeyUse>> {
   return queryPage<ApiKeyUse>(
     {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      KeyConditionExpression: inRange,
       FilterExpression: 'expires_at > :now',
       ExpressionAttributeValues: {
         ':pk': tenantPk(input.orgId),

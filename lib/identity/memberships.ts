@@ -54,6 +54,8 @@ export const toMember = (membership: MembershipItem, user: Pick<UserItem, 'usern
 /** The membership still has the role it was read with (`:current`): two role changes cannot cross. */
 const roleUnchanged = allOf(itemExists, '#role = :current');
 const isOwner = '#role = :owner';
+/** The memberships of the organization `:pk`: the `MEMBER#` range of its partition. */
+const membersOfOrganization = 'pk = :pk AND begins_with(sk, :member)';
 const ROLE = { '#role': 'role' };
 
 export const membershipItem = (input: {
@@ -96,7 +98,7 @@ export async function listMembersOfOrganization(input: {
 }): Promise<Page<MembershipItem>> {
   return queryPage<MembershipItem>(
     {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      KeyConditionExpression: membersOfOrganization,
       ExpressionAttributeValues: { ':pk': tenantPk(input.orgId), ':member': MEMBER_PREFIX },
     },
     { limit: input.limit, offset: input.offset },
@@ -122,7 +124,7 @@ export async function anotherOwner(orgId: string, userId: number): Promise<numbe
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.query({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
+      KeyConditionExpression: membersOfOrganization,
       FilterExpression: `${isOwner} AND user_id <> :user`,
       ExpressionAttributeNames: ROLE,
       ExpressionAttributeValues: {
