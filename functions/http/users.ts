@@ -1,5 +1,5 @@
 import { groupHandler, route } from '#lib/http/group-handler';
-import * as Users from '#lib/identity/users';
+import * as Users from '#lib/identity/user-admin';
 import { deleteMe, deleteUser, getUser, listUsers, updateUser } from '#lib/routes/users';
 
 export const handler = groupHandler('users', [

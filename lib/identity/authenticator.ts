@@ -3,9 +3,10 @@ import { getMany } from '#lib/db/batch';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import { verifyAccessToken } from '#lib/identity/access-tokens';
-import type { ApiKeyLookupItem } from '#lib/identity/api-key-format';
+import type { ApiKeyLookupItem } from '#lib/identity/api-key-records';
 import { epochSeconds, identityKeys } from '#lib/identity/keys';
-import type { MembershipItem, OrganizationItem } from '#lib/identity/organizations';
+import type { MembershipItem } from '#lib/identity/memberships';
+import type { OrganizationItem } from '#lib/identity/organizations';
 import {
   allows,
   type Capability,

@@ -1,76 +1,63 @@
-import { pad, tenantPk } from '#lib/db/keys';
+import { apiKeyKeys } from '#lib/identity/api-key-records';
+import { inviteKeys } from '#lib/identity/invite-records';
+import { throttleKey } from '#lib/identity/login-throttle';
+import { membershipKeys } from '#lib/identity/memberships';
+import { organizationKeys } from '#lib/identity/organizations';
+import { sessionKeys } from '#lib/identity/session-records';
+import { teamKeys } from '#lib/identity/team-records';
+import { userKeys } from '#lib/identity/users';
+
+export { epochSeconds } from '#lib/identity/ttl';
 
 /**
- * Where identity records live in the table.
+ * Every identity record at one glance. Each entity module owns its keys, item types, conditions and
+ * access patterns (the module named in the last column); `identityKeys` gathers their key builders for
+ * code that reads identity records from outside those modules: authentication, billing and tests.
  *
- * | record | pk | sk | indexes |
+ * | record | pk | sk | module |
  * |---|---|---|---|
- * | user | `USER#<id>` | `USER` | gsi1: `USERS` / `USER#<pad id>` (all users, by id) |
- * | organization | `T#<org>` | `ORG` | gsi1: `ORGS` / `ORG#<created>#<org>` |
- * | membership | `T#<org>` | `MEMBER#<pad user>` | gsi1: `USER#<id>#ORGS` / `ORG#<org>` (a user's organizations) |
- * | invite | `T#<org>` | `INVITE#<id>` | |
- * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | TTL |
- * | API key | `T#<org>` | `APIKEY#<id>` | |
- * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | TTL while in a rotation grace |
- * | API key use | `T#<org>` | `APIKEYUSE#<id>#<time>#<rand>` | TTL |
- * | team | `T#<org>` | `TEAM#<pad id>` | |
- * | team member | `T#<org>` | `TEAMMEMBER#<pad team>#<pad user>` | |
- * | team invite | `T#<org>` | `TEAMINVITE#<pad team>#<id>` | |
- * | refresh token | `REFRESH#<sha256>` | `REFRESH` | TTL |
- * | refresh family | `RFAMILY#<id>` | `RFAMILY` | TTL |
- * | revoked access token | `REVOKED#<jti>` | `REVOKED` | TTL at the token's expiry |
- * | password reset | `RESET#<sha256>` | `RESET` | TTL |
- * | login throttle | `THROTTLE#<kind>#<value>` | `THROTTLE` | TTL |
+ * | user | `USER#<id>` | `USER` | users (gsi1: `USERS` / `USER#<pad id>`) |
+ * | email, username guard | `UNIQUE#email#…`, `UNIQUE#username#…` | `UNIQUE` | users |
+ * | organization | `T#<org>` | `ORG` | organizations (gsi1: `ORGS` / `ORG#<created>#<org>`) |
+ * | slug guard | `UNIQUE#org-slug#<slug>` | `UNIQUE` | organizations |
+ * | membership | `T#<org>` | `MEMBER#<pad user>` | memberships (gsi1: `USER#<id>#ORGS` / `ORG#<org>`) |
+ * | invite, its guard | `T#<org>` | `INVITE#<id>`, `INVITEFOR#<email>` | invite-records |
+ * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | invite-records |
+ * | team, member, invite | `T#<org>` | `TEAM#…`, `TEAMMEMBER#…`, `TEAMINVITE#…` | team-records |
+ * | team invite guard, token | `T#<org>`, `TEAMINVITETOKEN#<sha256>` | `TEAMINVITEACTIVE#…` | team-records |
+ * | API key, key use | `T#<org>` | `APIKEY#<id>`, `APIKEYUSE#<id>#<time>#<rand>` | api-key-records |
+ * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | api-key-records |
+ * | refresh token, family | `REFRESH#<sha256>`, `RFAMILY#<id>` | `REFRESH`, `RFAMILY` | session-records |
+ * | revoked access token | `REVOKED#<jti>` | `REVOKED` | session-records |
+ * | password reset | `RESET#<sha256>` | `RESET` | session-records |
+ * | login throttle | `THROTTLE#<kind>#<value>` | `THROTTLE` | login-throttle |
  *
- * Uniqueness guards (see lib/db/transactions): `email`, `username`, `org-slug`.
+ * Records with a lifetime carry the table's TTL attribute `expires_at` (epoch seconds, see ttl.ts).
  */
 export const identityKeys = {
-  user: (userId: number) => ({ pk: `USER#${userId}`, sk: 'USER' }),
-  usersIndex: (userId: number) => ({ gsi1pk: 'USERS', gsi1sk: `USER#${pad(userId)}` }),
+  user: userKeys.byId,
+  usersIndex: userKeys.allUsersIndex,
 
-  organization: (orgId: string) => ({ pk: tenantPk(orgId), sk: 'ORG' }),
-  organizationsIndex: (createdAt: string, orgId: string) => ({
-    gsi1pk: 'ORGS',
-    gsi1sk: `ORG#${createdAt}#${orgId}`,
-  }),
+  organization: organizationKeys.byId,
+  organizationsIndex: organizationKeys.allOrganizationsIndex,
 
-  membership: (orgId: string, userId: number) => ({ pk: tenantPk(orgId), sk: `MEMBER#${pad(userId)}` }),
-  membershipByUser: (userId: number, orgId: string) => ({
-    gsi1pk: `USER#${userId}#ORGS`,
-    gsi1sk: `ORG#${orgId}`,
-  }),
+  membership: membershipKeys.byId,
+  membershipByUser: membershipKeys.byUserIndex,
 
-  invite: (orgId: string, inviteId: string) => ({ pk: tenantPk(orgId), sk: `INVITE#${inviteId}` }),
-  inviteToken: (tokenHash: string) => ({ pk: `INVITETOKEN#${tokenHash}`, sk: 'INVITETOKEN' }),
+  invite: inviteKeys.byId,
+  inviteToken: inviteKeys.token,
 
-  apiKey: (orgId: string, keyId: string) => ({ pk: tenantPk(orgId), sk: `APIKEY#${keyId}` }),
-  apiKeyHash: (keyHash: string) => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'APIKEYHASH' }),
-  apiKeyUse: (orgId: string, keyId: string, at: string, nonce: string) => ({
-    pk: tenantPk(orgId),
-    sk: `APIKEYUSE#${keyId}#${at}#${nonce}`,
-  }),
+  apiKey: apiKeyKeys.byId,
+  apiKeyHash: apiKeyKeys.lookup,
+  apiKeyUse: apiKeyKeys.use,
 
-  team: (orgId: string, teamId: number) => ({ pk: tenantPk(orgId), sk: `TEAM#${pad(teamId)}` }),
-  teamMember: (orgId: string, teamId: number, userId: number) => ({
-    pk: tenantPk(orgId),
-    sk: `TEAMMEMBER#${pad(teamId)}#${pad(userId)}`,
-  }),
-  teamInvite: (orgId: string, teamId: number, inviteId: string) => ({
-    pk: tenantPk(orgId),
-    sk: `TEAMINVITE#${pad(teamId)}#${inviteId}`,
-  }),
+  team: teamKeys.byId,
+  teamMember: teamKeys.member,
+  teamInvite: teamKeys.invite,
 
-  refreshToken: (tokenHash: string) => ({ pk: `REFRESH#${tokenHash}`, sk: 'REFRESH' }),
-  refreshFamily: (familyId: string) => ({ pk: `RFAMILY#${familyId}`, sk: 'RFAMILY' }),
-  revokedToken: (jti: string) => ({ pk: `REVOKED#${jti}`, sk: 'REVOKED' }),
-  passwordReset: (tokenHash: string) => ({ pk: `RESET#${tokenHash}`, sk: 'RESET' }),
-  throttle: (kind: string, value: string) => ({ pk: `THROTTLE#${kind}#${value}`, sk: 'THROTTLE' }),
+  refreshToken: sessionKeys.refreshToken,
+  refreshFamily: sessionKeys.refreshFamily,
+  revokedToken: sessionKeys.revokedToken,
+  passwordReset: sessionKeys.passwordReset,
+  throttle: throttleKey,
 };
-
-/** Unique-guard scopes. */
-export const UNIQUE_EMAIL = 'email';
-export const UNIQUE_USERNAME = 'username';
-export const UNIQUE_ORG_SLUG = 'org-slug';
-
-/** Epoch seconds, for the table's TTL attribute `expires_at`. */
-export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);

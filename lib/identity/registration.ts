@@ -1,15 +1,31 @@
 import type { RequestContext } from '#lib/context';
-import { sha256 } from '#lib/crypto/secrets';
-import { table } from '#lib/db/table';
-import { NotFoundError, ValidationError } from '#lib/errors';
-import { identityKeys } from '#lib/identity/keys';
-import { acceptInviteForUser } from '#lib/identity/organization-admin';
-import { type NewUser, registerUser, toUser, type User } from '#lib/identity/users';
+import { randomBase62 } from '#lib/crypto/secrets';
+import { transact } from '#lib/db/transactions';
+import { ConflictError, isConditionFailed, NotFoundError, ValidationError } from '#lib/errors';
+import { getInviteToken } from '#lib/identity/invite-records';
+import { acceptInviteForUser } from '#lib/identity/organization-invites';
+import { newOrganizationWrites, type OrganizationItem, personalOrgSlug } from '#lib/identity/organizations';
+import { hashPassword } from '#lib/identity/passwords';
+import {
+  newUserWrites,
+  nextUserId,
+  toUser,
+  type User,
+  type UserItem,
+  userConflicts,
+  userKeys,
+} from '#lib/identity/users';
 
 const inviteUnusable = () =>
   new ValidationError('The invite code is invalid or expired', [
-    { path: 'body.invite_code', message: 'is invalid or expired' },
+    { path: 'invite_code', message: 'is invalid or expired' },
   ]);
+
+export interface NewUser {
+  username: string;
+  email: string;
+  password: string;
+}
 
 /**
  * POST /auth/register. With an `invite_code` (an organization invite token), the code is checked
@@ -33,7 +49,56 @@ export async function register(
 }
 
 async function assertInviteUsable(ctx: RequestContext, code: string): Promise<void> {
-  const found = await table.get({ Key: identityKeys.inviteToken(sha256(code)), ConsistentRead: true });
-  const validUntil = found.Item?.valid_until as string | undefined;
+  const validUntil = (await getInviteToken(code))?.valid_until;
   if (!validUntil || validUntil <= ctx.clock.now().toISOString()) throw inviteUnusable();
+}
+
+/**
+ * Registers a user with a personal organization that the user owns, in one transaction: the user, the
+ * email and username guards, the organization, its slug guard and the owner membership all land, or
+ * nothing does. The instance's first user (id 1, handed out by an atomic counter) is its admin.
+ */
+export async function registerUser(
+  ctx: RequestContext,
+  input: NewUser,
+): Promise<{ user: UserItem; org: OrganizationItem }> {
+  const passwordHash = await hashPassword(input.password);
+  const userId = await nextUserId();
+  const now = ctx.clock.now().toISOString();
+  const orgId = `org_${randomBase62(16)}`;
+  const user: UserItem = {
+    ...userKeys.byId(userId),
+    ...userKeys.allUsersIndex(userId),
+    id: userId,
+    username: input.username,
+    email: input.email,
+    role: userId === 1 ? 'admin' : 'member',
+    avatar_url: null,
+    password_hash: passwordHash,
+    token_version: 0,
+    personal_org_id: orgId,
+    created_at: now,
+    updated_at: now,
+  };
+  // The username's slug, or (when another organization has it) the same with a random suffix.
+  for (const slug of [
+    personalOrgSlug(input.username),
+    `${personalOrgSlug(input.username)}-${randomBase62(6).toLowerCase()}`,
+  ]) {
+    const org = newOrganizationWrites({
+      orgId,
+      name: input.username,
+      slug,
+      ownerId: userId,
+      now,
+      tier: undefined,
+    });
+    try {
+      await transact([...newUserWrites(user), ...org.writes], userConflicts);
+      return { user, org: org.item };
+    } catch (error) {
+      if (!isConditionFailed(error, 'slug-taken')) throw error;
+    }
+  }
+  throw new ConflictError('Could not find a free slug for the personal organization; try again');
 }

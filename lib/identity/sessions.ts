@@ -1,16 +1,27 @@
 import type { RequestContext } from '#lib/context';
-import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
-import { isConditionFailed, table } from '#lib/db/table';
-import { UnauthorizedError, ValidationError } from '#lib/errors';
+import { randomBase62, randomToken } from '#lib/crypto/secrets';
+import { isConditionFailed, UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
 import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tokens';
-import { epochSeconds, identityKeys } from '#lib/identity/keys';
 import { assertLoginAllowed, recordLoginFailure } from '#lib/identity/login-throttle';
-import { getMembership } from '#lib/identity/organizations';
+import { getMembership } from '#lib/identity/memberships';
 import { decoyPasswordHash, hashPassword, verifyPassword } from '#lib/identity/passwords';
+import {
+  getRefreshToken,
+  isFamilyRevoked,
+  type RefreshItem,
+  revokeAccessToken,
+  revokeFamily,
+  savePasswordReset,
+  saveRefreshToken,
+  spendPasswordReset,
+  spendRefreshToken,
+} from '#lib/identity/session-records';
+import { DAY_SECONDS, epochSeconds } from '#lib/identity/ttl';
 import {
   bumpTokenVersion,
   getUserItem,
+  setPassword,
   toUser,
   type User,
   type UserItem,
@@ -33,16 +44,11 @@ export interface Session {
   organization_id: string;
 }
 
-interface RefreshItem {
-  user_id: number;
-  org_id: string;
-  family_id: string;
-  token_version: number;
-  used: boolean;
-  expires_at: number;
-}
-
 const wrongCredentials = () => new UnauthorizedError('Wrong email or password');
+const resetUnusable = () =>
+  new ValidationError('The reset token is invalid or expired', [
+    { path: 'token', message: 'is invalid or expired' },
+  ]);
 
 export async function login(
   ctx: RequestContext,
@@ -82,11 +88,9 @@ async function startSession(
     family_id: familyId,
     token_version: user.token_version ?? 0,
     used: false,
-    expires_at: epochSeconds(now) + REFRESH_TOKEN_DAYS * 86_400,
+    expires_at: epochSeconds(now) + REFRESH_TOKEN_DAYS * DAY_SECONDS,
   };
-  await table.put({
-    Item: { ...identityKeys.refreshToken(sha256(refreshToken)), ...item },
-  });
+  await saveRefreshToken(refreshToken, item);
   return {
     token: access.token,
     refresh_token: refreshToken,
@@ -103,22 +107,13 @@ export async function refresh(
   secret: Uint8Array,
 ): Promise<Session> {
   const now = ctx.clock.now();
-  const key = identityKeys.refreshToken(sha256(refreshToken));
-  const found = await table.get({ Key: key });
-  const item = found.Item as RefreshItem | undefined;
+  const item = await getRefreshToken(refreshToken);
   if (!item || item.expires_at <= epochSeconds(now)) throw invalidRefresh();
-  const family = await table.get({ Key: identityKeys.refreshFamily(item.family_id) });
-  if (family.Item?.revoked) throw invalidRefresh();
+  if (await isFamilyRevoked(item.family_id)) throw invalidRefresh();
   try {
-    // Spend the token: exactly one exchange can win, even when two race.
-    await table.update({
-      Key: key,
-      UpdateExpression: 'SET used = :true',
-      ConditionExpression: 'used = :false',
-      ExpressionAttributeValues: { ':true': true, ':false': false },
-    });
+    await spendRefreshToken(refreshToken);
   } catch (error) {
-    if (!isConditionFailed(error)) throw error;
+    if (!isConditionFailed(error, 'token-spent')) throw error;
     await revokeFamily(item.family_id, item.expires_at);
     throw invalidRefresh();
   }
@@ -130,12 +125,6 @@ export async function refresh(
 }
 
 const invalidRefresh = () => new UnauthorizedError('Invalid or expired refresh token');
-
-async function revokeFamily(familyId: string, expiresAt: number): Promise<void> {
-  await table.put({
-    Item: { ...identityKeys.refreshFamily(familyId), revoked: true, expires_at: expiresAt },
-  });
-}
 
 /**
  * Revokes the token of this request at once (a revocation marker that lives until the token would have
@@ -149,9 +138,7 @@ export async function logout(
   if (allDevices) {
     await bumpTokenVersion(principal.userId);
   } else if (principal.tokenId) {
-    await table.put({
-      Item: { ...identityKeys.revokedToken(principal.tokenId), expires_at: principal.tokenExpiresAt },
-    });
+    await revokeAccessToken(principal.tokenId, principal.tokenExpiresAt);
   }
   return { success: true, all_devices: allDevices };
 }
@@ -170,19 +157,14 @@ export async function forgotPassword(
   if (!user) return answer;
   const token = randomToken(32);
   const now = ctx.clock.now();
-  await table.put({
-    Item: {
-      ...identityKeys.passwordReset(sha256(token)),
-      user_id: user.id,
-      expires_at: epochSeconds(now) + RESET_TOKEN_MINUTES * 60,
-    },
-  });
+  await savePasswordReset(token, user.id, epochSeconds(now) + RESET_TOKEN_MINUTES * 60);
   await ctx.email.send({
     to: user.email,
     subject: 'Reset your password',
     text: [
       `Someone asked to reset the password of ${user.username}.`,
-      `To choose a new one, send POST ${ctx.baseUrl}/auth/reset-password with {"token": "${token}", "password": "…"}.`,
+      `To choose a new one, send POST ${ctx.baseUrl}/auth/reset-password` +
+        ` with {"token": "${token}", "password": "…"}.`,
       `The token works once, for ${RESET_TOKEN_MINUTES} minutes. If it was not you, ignore this message.`,
     ].join('\n\n'),
   });
@@ -196,36 +178,20 @@ export async function resetPassword(
   password: string,
 ): Promise<{ success: true }> {
   const now = ctx.clock.now();
-  const key = identityKeys.passwordReset(sha256(token));
   let userId: number;
   try {
-    const spent = await table.delete({
-      Key: key,
-      ConditionExpression: 'attribute_exists(pk) AND expires_at > :now',
-      ExpressionAttributeValues: { ':now': epochSeconds(now) },
-      ReturnValues: 'ALL_OLD',
-    });
-    userId = Number(spent.Attributes?.user_id);
+    userId = await spendPasswordReset(token, epochSeconds(now));
   } catch (error) {
-    if (!isConditionFailed(error)) throw error;
-    throw new ValidationError('The reset token is invalid or expired', [
-      { path: 'body.token', message: 'is invalid or expired' },
-    ]);
+    if (!isConditionFailed(error, 'reset-unusable')) throw error;
+    throw resetUnusable();
   }
   const passwordHash = await hashPassword(password);
   try {
-    await table.update({
-      Key: identityKeys.user(userId),
-      UpdateExpression: 'SET password_hash = :hash, updated_at = :now ADD token_version :one',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':hash': passwordHash, ':now': now.toISOString(), ':one': 1 },
-    });
+    await setPassword({ userId, passwordHash, now: now.toISOString() });
   } catch (error) {
     // The account was erased after the token was sent.
-    if (!isConditionFailed(error)) throw error;
-    throw new ValidationError('The reset token is invalid or expired', [
-      { path: 'body.token', message: 'is invalid or expired' },
-    ]);
+    if (!isConditionFailed(error, 'user-missing')) throw error;
+    throw resetUnusable();
   }
   return { success: true };
 }

@@ -1,48 +1,66 @@
-import type { RequestContext } from '#lib/context';
-import { randomBase62 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
 import { counterKey, nextId } from '#lib/db/counters';
+import { pad, type TableKey } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
-import { claimUnique, itemExists, releaseUnique, transact, uniqueKey } from '#lib/db/transactions';
-import { ConflictError, ForbiddenError, NotFoundError } from '#lib/errors';
-import { requireUser } from '#lib/identity/access';
-import { identityKeys, UNIQUE_EMAIL, UNIQUE_ORG_SLUG, UNIQUE_USERNAME } from '#lib/identity/keys';
 import {
-  getOrganizationItem,
-  type OrganizationItem,
-  organizationItems,
-  personalOrgSlug,
-} from '#lib/identity/organizations';
-import { hashPassword } from '#lib/identity/passwords';
-import { teamLeavingWrites } from '#lib/identity/team-leaving';
+  claimUnique,
+  itemExists,
+  itemIsNew,
+  releaseUnique,
+  type TransactItem,
+  uniqueKey,
+} from '#lib/db/transactions';
+import { ConflictError } from '#lib/errors';
 
-/** A user as stored. `password_hash` and `token_version` never leave this module's callers' hands. */
+const ALL_USERS = 'USERS';
+const EMAIL_SCOPE = 'email';
+const USERNAME_SCOPE = 'username';
+
+/**
+ * Users as stored. A user belongs to the instance, not to a tenant; ids come from one global counter.
+ *
+ * | record | pk | sk | indexes |
+ * |---|---|---|---|
+ * | user | `USER#<id>` | `USER` | gsi1: `USERS` / `USER#<pad id>` (every user, by id) |
+ * | email guard | `UNIQUE#email#<email lowercased>` | `UNIQUE` | `owner`: the user id (how login finds a user) |
+ * | username guard | `UNIQUE#username#<username lowercased>` | `UNIQUE` | `owner`: the user id |
+ * | id counter | `COUNTER` | `COUNTER#users` | |
+ *
+ * Reasons a user write is refused with: `email-taken`, `username-taken`, `user-missing` (the record is
+ * gone: erased meanwhile) and `user-exists` (a new record's id is in use).
+ */
+export const userKeys = {
+  byId: (userId: number): TableKey => ({ pk: `USER#${userId}`, sk: 'USER' }),
+  allUsersIndex: (userId: number) => ({ gsi1pk: ALL_USERS, gsi1sk: `USER#${pad(userId)}` }),
+  emailGuard: (email: string): TableKey => uniqueKey(EMAIL_SCOPE, email),
+  counter: counterKey('users'),
+};
+
+/** A user as stored. `password_hash` and `token_version` never leave the identity area. */
 export interface UserItem {
   pk: string;
   sk: string;
+  gsi1pk: string;
+  gsi1sk: string;
   id: number;
   username: string;
   email: string;
   role: string;
   avatar_url: string | null;
   password_hash: string;
+  /** Raised by "log out everywhere" and password resets: tokens carrying an older version are dead. */
   token_version: number;
   personal_org_id: string;
   created_at: string;
   updated_at: string;
 }
 
-/** The user record of the API: explicitly mapped, never the stored item. */
-export interface User {
-  id: number;
-  username: string;
-  email: string;
-  role: string;
-  avatar_url: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** The user record of the API: the stored item without its keys and secrets. */
+export type User = Omit<
+  UserItem,
+  'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'password_hash' | 'token_version' | 'personal_org_id'
+>;
 
 export const toUser = (item: UserItem): User => ({
   id: item.id,
@@ -54,144 +72,57 @@ export const toUser = (item: UserItem): User => ({
   updated_at: item.updated_at,
 });
 
-const usernameTaken = () =>
-  new ConflictError('A user with this username already exists', [
-    { path: 'body.username', message: 'is taken' },
-  ]);
-const emailTaken = () =>
-  new ConflictError('A user with this email already exists', [{ path: 'body.email', message: 'is taken' }]);
+/** What a refused user write answers, in every transaction that creates or renames a user. */
+export const userConflicts = {
+  'email-taken': () =>
+    new ConflictError('A user with this email already exists', [{ path: 'email', message: 'is taken' }]),
+  'username-taken': () =>
+    new ConflictError('A user with this username already exists', [
+      { path: 'username', message: 'is taken' },
+    ]),
+};
 
-export interface NewUser {
-  username: string;
-  email: string;
-  password: string;
-}
+/** Every access and refresh token issued before this write stops working. */
+const endSessions = 'ADD token_version :one';
 
-/**
- * Registers a user with a personal organization that the user owns, in one transaction: the user, the
- * email and username guards, the organization, its slug guard and the owner membership all land, or
- * nothing does. The instance's first user (id 1, handed out by an atomic counter) is its admin.
- */
-export async function registerUser(
-  ctx: RequestContext,
-  input: NewUser,
-): Promise<{ user: UserItem; org: OrganizationItem }> {
-  const passwordHash = await hashPassword(input.password);
-  const userId = await nextId(counterKey('users'));
-  const now = ctx.clock.now().toISOString();
-  const orgId = `org_${randomBase62(16)}`;
-  const user: UserItem = {
-    ...identityKeys.user(userId),
-    id: userId,
-    username: input.username,
-    email: input.email,
-    role: userId === 1 ? 'admin' : 'member',
-    avatar_url: null,
-    password_hash: passwordHash,
-    token_version: 0,
-    personal_org_id: orgId,
-    created_at: now,
-    updated_at: now,
-  };
-  for (const slug of [
-    personalOrgSlug(input.username),
-    `${personalOrgSlug(input.username)}-${randomBase62(6).toLowerCase()}`,
-  ]) {
-    const org = organizationItems({
-      orgId,
-      name: input.username,
-      slug,
-      ownerId: userId,
-      now,
-      tier: undefined,
-    });
-    const userWrites = [
-      claimUnique(UNIQUE_EMAIL, input.email, String(userId)),
-      claimUnique(UNIQUE_USERNAME, input.username, String(userId)),
-      {
-        Put: {
-          Item: { ...user, ...identityKeys.usersIndex(userId) },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        },
-      },
-    ];
-    try {
-      // The organization's slug guard is the first of its writes, right after the user's.
-      await transact([...userWrites, ...org.writes], {
-        0: emailTaken,
-        1: usernameTaken,
-        [userWrites.length]: () => new SlugRetry(),
-      });
-      return { user, org: org.item };
-    } catch (error) {
-      if (!(error instanceof SlugRetry)) throw error;
-    }
-  }
-  throw new ConflictError('Could not find a free slug for the personal organization; try again');
-}
-
-class SlugRetry extends Error {}
+export const nextUserId = (): Promise<number> => nextId(userKeys.counter);
 
 export async function getUserItem(userId: number): Promise<UserItem | undefined> {
-  const result = await table.get({ Key: identityKeys.user(userId) });
+  const result = await table.get({ Key: userKeys.byId(userId) });
   return result.Item as UserItem | undefined;
+}
+
+/** The users with these ids, in that order, leaving out ids with no user. */
+export async function getUsersByIds(ids: number[]): Promise<UserItem[]> {
+  const users = await getMany<UserItem>(ids.map((id) => userKeys.byId(id)));
+  return users.filter((user): user is UserItem => user !== undefined);
 }
 
 /** The user id registered under an email address (the email guard names its owner). */
 export async function userIdByEmail(email: string): Promise<number | undefined> {
-  const result = await table.get({ Key: uniqueKey(UNIQUE_EMAIL, email) });
+  const result = await table.get({ Key: userKeys.emailGuard(email) });
   return result.Item ? Number(result.Item.owner) : undefined;
 }
 
-export async function getUsersByIds(ids: number[]): Promise<UserItem[]> {
-  const users = await getMany<UserItem>(ids.map((id) => identityKeys.user(id)));
-  return users.filter((user): user is UserItem => user !== undefined);
-}
-
-/**
- * Users the caller may see: every user for an instance admin, otherwise the members of the active
- * organization. Anyone else is invisible (404), as records of another tenant are.
- */
-export async function listUsers(ctx: RequestContext, page: PageRequest): Promise<Page<User>> {
-  const principal = requireUser(ctx);
-  if (principal.isInstanceAdmin) {
-    const result = await queryPage<UserItem>(
-      {
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': 'USERS' },
-      },
-      page,
-    );
-    return { items: result.items.map(toUser), total: result.total };
-  }
-  const members = await queryPage<{ user_id: number }>(
+/** Every user of the instance, by id. */
+export async function listAllUsers({ limit, offset }: PageRequest): Promise<Page<UserItem>> {
+  return queryPage<UserItem>(
     {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :member)',
-      ExpressionAttributeValues: {
-        ':pk': identityKeys.organization(principal.orgId).pk,
-        ':member': 'MEMBER#',
-      },
-      ProjectionExpression: 'user_id',
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': ALL_USERS },
     },
-    page,
+    { limit, offset },
   );
-  const users = await getUsersByIds(members.items.map((member) => member.user_id));
-  return { items: users.map(toUser), total: members.total };
 }
 
-/** A user the caller may see (see listUsers), or 404. */
-export async function getVisibleUser(ctx: RequestContext, userId: number): Promise<UserItem> {
-  const principal = requireUser(ctx);
-  const user = await getUserItem(userId);
-  if (!user) throw new NotFoundError('User not found');
-  if (principal.isInstanceAdmin || principal.userId === userId) return user;
-  const membership = await table.get({
-    Key: identityKeys.membership(principal.orgId, userId),
-    ProjectionExpression: 'pk',
-  });
-  if (!membership.Item) throw new NotFoundError('User not found');
-  return user;
+/** The writes that create a user: its email and username guards, then the record. */
+export function newUserWrites(user: UserItem): TransactItem[] {
+  return [
+    claimUnique(EMAIL_SCOPE, user.email, String(user.id), 'email-taken'),
+    claimUnique(USERNAME_SCOPE, user.username, String(user.id), 'username-taken'),
+    { Put: { Item: user, ConditionExpression: itemIsNew }, reason: 'user-exists' },
+  ];
 }
 
 export interface UserChanges {
@@ -200,143 +131,82 @@ export interface UserChanges {
   role?: string;
 }
 
-/** Instance admins only. Renames move the uniqueness guards in the same transaction as the record. */
-export async function updateUser(ctx: RequestContext, userId: number, changes: UserChanges): Promise<User> {
-  requireInstanceAdmin(ctx);
-  const user = await getUserItem(userId);
-  if (!user) throw new NotFoundError('User not found');
-  const now = ctx.clock.now().toISOString();
+/**
+ * The writes that change a user: a new email or username (other than by case) moves its guard, claimed
+ * and released in the same transaction as the record, so two users can never end up sharing one.
+ */
+export function userChangeWrites(
+  user: UserItem,
+  changes: UserChanges,
+  now: string,
+): { next: UserItem; writes: TransactItem[] } {
   const next = { ...user, ...changes, updated_at: now };
-  const guardMoves = [];
-  const conflicts: Record<number, () => Error> = {};
+  const writes: TransactItem[] = [];
   if (changes.email && changes.email.toLowerCase() !== user.email.toLowerCase()) {
-    conflicts[guardMoves.length] = emailTaken;
-    guardMoves.push(
-      claimUnique(UNIQUE_EMAIL, changes.email, String(userId)),
-      releaseUnique(UNIQUE_EMAIL, user.email),
+    writes.push(
+      claimUnique(EMAIL_SCOPE, changes.email, String(user.id), 'email-taken'),
+      releaseUnique(EMAIL_SCOPE, user.email),
     );
   }
   if (changes.username && changes.username.toLowerCase() !== user.username.toLowerCase()) {
-    conflicts[guardMoves.length] = usernameTaken;
-    guardMoves.push(
-      claimUnique(UNIQUE_USERNAME, changes.username, String(userId)),
-      releaseUnique(UNIQUE_USERNAME, user.username),
+    writes.push(
+      claimUnique(USERNAME_SCOPE, changes.username, String(user.id), 'username-taken'),
+      releaseUnique(USERNAME_SCOPE, user.username),
     );
   }
-  await transact(
-    [
-      ...guardMoves,
-      {
-        Update: {
-          Key: identityKeys.user(userId),
-          UpdateExpression: 'SET username = :username, email = :email, #role = :role, updated_at = :now',
-          ConditionExpression: itemExists,
-          ExpressionAttributeNames: { '#role': 'role' },
-          ExpressionAttributeValues: {
-            ':username': next.username,
-            ':email': next.email,
-            ':role': next.role,
-            ':now': now,
-          },
-        },
-      },
-    ],
-    { ...conflicts, [guardMoves.length]: () => new NotFoundError('User not found') },
-  );
-  return toUser(next);
-}
-
-export function requireInstanceAdmin(ctx: RequestContext): void {
-  const principal = requireUser(ctx);
-  if (!principal.isInstanceAdmin) throw new ForbiddenError('Only an instance admin can do this');
-}
-
-/** DELETE /users/{id}: instance admins, never on their own account. */
-export async function deleteUserAsAdmin(ctx: RequestContext, userId: number): Promise<{ id: number }> {
-  requireInstanceAdmin(ctx);
-  if (ctx.principal?.userId === userId) throw new ForbiddenError('You cannot delete your own account here');
-  const user = await getUserItem(userId);
-  if (!user) throw new NotFoundError('User not found');
-  await eraseUser(user);
-  return { id: userId };
-}
-
-/** DELETE /users/me: self-erasure, refused to admins so that an instance never loses its last admin by accident. */
-export async function deleteOwnAccount(ctx: RequestContext): Promise<{ id: number }> {
-  const principal = requireUser(ctx);
-  if (principal.isInstanceAdmin) throw new ForbiddenError('Admin accounts cannot delete themselves');
-  const user = await getUserItem(principal.userId);
-  if (!user) throw new NotFoundError('User not found');
-  await eraseUser(user);
-  return { id: user.id };
-}
-
-/**
- * Erases a user's personal data: the record (name, email, password hash), the guards that held the
- * email and username, and every organization membership. Tokens die with the record, since each
- * request re-reads it.
- */
-async function eraseUser(user: UserItem): Promise<void> {
-  const memberships = await table.query({
-    IndexName: 'gsi1',
-    KeyConditionExpression: 'gsi1pk = :pk',
-    ExpressionAttributeValues: { ':pk': identityKeys.membershipByUser(user.id, '').gsi1pk },
-    ProjectionExpression: 'pk, sk, org_id',
-  });
-  const teamWrites = await Promise.all(
-    (memberships.Items ?? []).map((membership) => teamLeavingWrites(membership.org_id as string, user.id)),
-  );
-  const membershipDeletes = (memberships.Items ?? []).flatMap((membership) => [
-    { Delete: { Key: { pk: membership.pk, sk: membership.sk } } },
-    {
-      Update: {
-        Key: identityKeys.organization(membership.org_id as string),
-        UpdateExpression: 'ADD member_count :minus',
-        ConditionExpression: itemExists,
-        ExpressionAttributeValues: { ':minus': -1 },
+  writes.push({
+    Update: {
+      Key: userKeys.byId(user.id),
+      UpdateExpression: 'SET username = :username, email = :email, #role = :role, updated_at = :now',
+      ConditionExpression: itemExists,
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: {
+        ':username': next.username,
+        ':email': next.email,
+        ':role': next.role,
+        ':now': now,
       },
     },
-  ]);
-  // The personal organization goes with its owner: soft-deleted, its slug free again.
-  const personal = await getOrganizationItem(user.personal_org_id);
-  const closePersonal = personal
-    ? [
-        {
-          Update: {
-            Key: identityKeys.organization(personal.id),
-            UpdateExpression: 'SET deleted_at = :now',
-            ExpressionAttributeValues: { ':now': new Date().toISOString() },
-          },
-        },
-        releaseUnique(UNIQUE_ORG_SLUG, personal.slug),
-      ]
-    : [];
-  // One transaction cannot touch an item twice: the closed personal organization keeps its count.
-  const otherWrites = [
-    ...(personal
-      ? membershipDeletes.filter((write) => !('Update' in write && write.Update?.Key.pk === personal.pk))
-      : membershipDeletes),
-    ...teamWrites.flat(),
-  ];
-  const head = [
-    { Delete: { Key: identityKeys.user(user.id) } },
-    releaseUnique(UNIQUE_EMAIL, user.email),
-    releaseUnique(UNIQUE_USERNAME, user.username),
-    ...closePersonal,
-  ];
-  const room = 100 - head.length;
-  await transact([...head, ...otherWrites.slice(0, room)]);
-  for (let start = room; start < otherWrites.length; start += 100) {
-    await transact(otherWrites.slice(start, start + 100));
-  }
+    reason: 'user-missing',
+  });
+  return { next, writes };
 }
 
-/** Invalidates every access and refresh token of the user ("log out everywhere", password reset). */
+/** The writes that erase the record and free the email and username it held. */
+export const userErasureWrites = (user: UserItem): TransactItem[] => [
+  { Delete: { Key: userKeys.byId(user.id) } },
+  releaseUnique(EMAIL_SCOPE, user.email),
+  releaseUnique(USERNAME_SCOPE, user.username),
+];
+
+/** For another record's transaction: the user must still exist (`user-missing`). */
+export const userExistsCheck = (userId: number): TransactItem => ({
+  ConditionCheck: { Key: userKeys.byId(userId), ConditionExpression: itemExists },
+  reason: 'user-missing',
+});
+
+/** Invalidates every access and refresh token of the user ("log out everywhere"). */
 export async function bumpTokenVersion(userId: number): Promise<void> {
   await table.update({
-    Key: identityKeys.user(userId),
-    UpdateExpression: 'ADD token_version :one',
+    Key: userKeys.byId(userId),
+    UpdateExpression: endSessions,
     ConditionExpression: itemExists,
     ExpressionAttributeValues: { ':one': 1 },
+    reason: 'user-missing',
+  });
+}
+
+/** Sets a new password and ends every session; refused with `user-missing` when the account is gone. */
+export async function setPassword(input: {
+  userId: number;
+  passwordHash: string;
+  now: string;
+}): Promise<void> {
+  await table.update({
+    Key: userKeys.byId(input.userId),
+    UpdateExpression: `SET password_hash = :hash, updated_at = :now ${endSessions}`,
+    ConditionExpression: itemExists,
+    ExpressionAttributeValues: { ':hash': input.passwordHash, ':now': input.now, ':one': 1 },
+    reason: 'user-missing',
   });
 }

@@ -8,7 +8,8 @@ import { sha256 } from '#lib/crypto/secrets';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
-import { createTeamInvite, teamKeys } from '#lib/identity/teams';
+import { teamKeys } from '#lib/identity/team-records';
+import { createTeamInvite } from '#lib/identity/teams';
 import { systemClock } from '#lib/kernel/clock';
 import { type RequestContext, requestContext } from '#lib/kernel/context';
 import {
