@@ -4,7 +4,8 @@ import { UnauthorizedError } from '#lib/errors';
 
 /**
  * Access tokens: HS256 JWTs with `iss`, `aud`, `sub` (user id), `org` (organization), `tv` (the user's
- * token version, bumped by "log out everywhere"), `jti` and a one-hour `exp`. Verification pins the
+ * token version, bumped by "log out everywhere"), `sid` (the login, whose refresh tokens logout revokes),
+ * `jti` and a one-hour `exp`. Verification pins the
  * algorithm and requires `exp` (which jose does not by default).
  */
 export const ISSUER = 'agent-operations';
@@ -17,17 +18,20 @@ export interface AccessClaims {
   tokenVersion: number;
   jti: string;
   expiresAt: number;
+  /** The login this token belongs to: its refresh token family, which logout ends with it. */
+  sessionId?: string;
 }
 
 export async function issueAccessToken(
   secret: Uint8Array,
-  subject: { userId: number; orgId: string; tokenVersion: number },
+  subject: { userId: number; orgId: string; tokenVersion: number; sessionId?: string },
   now: Date,
 ): Promise<{ token: string; claims: AccessClaims }> {
   const issuedAt = Math.floor(now.getTime() / 1000);
   const expiresAt = issuedAt + ACCESS_TOKEN_SECONDS;
   const jti = randomBase62(22);
-  const token = await new SignJWT({ org: subject.orgId, tv: subject.tokenVersion })
+  const session = subject.sessionId === undefined ? {} : { sid: subject.sessionId };
+  const token = await new SignJWT({ org: subject.orgId, tv: subject.tokenVersion, ...session })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
@@ -59,6 +63,7 @@ export async function verifyAccessToken(secret: Uint8Array, token: string, now: 
       tokenVersion: payload.tv,
       jti: payload.jti as string,
       expiresAt: payload.exp as number,
+      ...(typeof payload.sid === 'string' ? { sessionId: payload.sid } : {}),
     };
   } catch (error) {
     if (error instanceof UnauthorizedError || error instanceof joseErrors.JOSEError) {

@@ -90,6 +90,7 @@ async function fromAccessToken(ctx: RequestContext, credential: Credential): Pro
     scopes: [],
     tokenId: claims.jti,
     tokenExpiresAt: claims.expiresAt,
+    ...(claims.sessionId ? { sessionId: claims.sessionId } : {}),
     user: toUser(userItem),
     organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug, tier: orgItem.tier },
   };

@@ -78,7 +78,7 @@ async function startSession(
   const now = ctx.clock.now();
   const access = await issueAccessToken(
     secret,
-    { userId: user.id, orgId, tokenVersion: user.token_version ?? 0 },
+    { userId: user.id, orgId, tokenVersion: user.token_version ?? 0, sessionId: familyId },
     now,
   );
   const refreshToken = `rt_${randomToken(32)}`;
@@ -127,8 +127,10 @@ export async function refresh(
 const invalidRefresh = () => new UnauthorizedError('Invalid or expired refresh token');
 
 /**
- * Revokes the token of this request at once (a revocation marker that lives until the token would have
- * expired), or, with `allDevices`, every token of the user by bumping the user's token version.
+ * Ends the session of this request: its access token at once (a revocation marker that lives until the
+ * token would have expired) and its refresh tokens (the login's family, revoked for as long as a refresh
+ * token lives). Other sessions of the user go on. With `allDevices`, every token of the user ends by
+ * bumping the user's token version, which refresh tokens carry too.
  */
 export async function logout(
   ctx: RequestContext,
@@ -137,8 +139,13 @@ export async function logout(
   const principal = requireUser(ctx);
   if (allDevices) {
     await bumpTokenVersion(principal.userId);
-  } else if (principal.tokenId) {
-    await revokeAccessToken(principal.tokenId, principal.tokenExpiresAt);
+  } else {
+    await Promise.all([
+      principal.tokenId ? revokeAccessToken(principal.tokenId, principal.tokenExpiresAt) : undefined,
+      principal.sessionId
+        ? revokeFamily(principal.sessionId, epochSeconds(ctx.clock.now()) + REFRESH_TOKEN_DAYS * DAY_SECONDS)
+        : undefined,
+    ]);
   }
   return { success: true, all_devices: allDevices };
 }

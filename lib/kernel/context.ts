@@ -42,6 +42,8 @@ export interface Principal {
   /** The access token's id and expiry (epoch seconds), for logout. */
   tokenId?: string;
   tokenExpiresAt?: number;
+  /** The login a token belongs to (its refresh token family), for logout. */
+  sessionId?: string;
   /** Records the authenticator already read, so that handlers need not read them again. */
   user?: PrincipalUser;
   organization: { id: string; name: string; slug: string; tier?: Tier };

@@ -84,7 +84,8 @@ const API_DESCRIPTION = [
     '`service_jwt` cookie (set by login; HttpOnly, SameSite=Lax, Secure over HTTPS), or an organization API key ' +
     '(`osk_live_…`). A missing or invalid credential is 401; a valid one lacking the permission is 403.',
   '- Refresh tokens (30 days) rotate at POST /auth/refresh; presenting a spent one again revokes every token ' +
-    'of that login. Logout revokes the token at once; `all_devices` revokes every token of the user.',
+    'of that login. Logout ends the session at once: its access token and its refresh tokens (other ' +
+    'sessions of the user go on); `all_devices` revokes every token of the user.',
   '- A cookie-authenticated POST, PUT, PATCH or DELETE needs an Origin from ALLOWED_ORIGINS or an ' +
     'X-Requested-With header (403 otherwise).',
   "- A request acts in one organization: an API key's own; for a token, the organization it was issued for, " +

@@ -308,6 +308,26 @@ describe('POST /auth/logout', () => {
     expect((await call(auth, 'GET', '/auth/me', { token: other.token })).status).toBe(200);
   });
 
+  it('ends the session’s refresh token too, also after a refresh, and leaves other sessions’ alone', async () => {
+    // Prepare: one session refreshed once (a token of the same login), another session of the user.
+    const user = await newUser('logoutrefresh');
+    const other = await login(user.email, user.password);
+    const renewed = await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } });
+
+    // Act
+    const out = await call(auth, 'POST', '/auth/logout', { token: renewed.body.data.token });
+    const again = await call(auth, 'POST', '/auth/refresh', {
+      body: { refresh_token: renewed.body.data.refresh_token },
+    });
+    const otherRenewed = await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: other.refreshToken } });
+
+    // Assess
+    expect(out.status).toBe(200);
+    expect(again.status).toBe(401);
+    expect(otherRenewed.status).toBe(200);
+    expect((await call(auth, 'GET', '/auth/me', { token: otherRenewed.body.data.token })).status).toBe(200);
+  });
+
   it('with all_devices revokes every token of the user, refresh tokens included', async () => {
     const user = await newUser('everywhere');
     const other = await login(user.email, user.password);
