@@ -46,6 +46,7 @@ const configSchema = z
     EMAIL_FROM: z.email().default('no-reply@localhost.localdomain'),
     KMS_KEY_ID: z.string().min(1).optional(),
     LOCAL_MASTER_KEY: z.string().optional(),
+    PASSWORD_SCRYPT_LOG_N: z.coerce.number().int().min(10).max(20).default(17),
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
     WEBHOOK_QUEUE_URL: z.url().optional(),
     ALLOW_PRIVATE_WEBHOOK_TARGETS: booleanFlag.optional(),
@@ -74,6 +75,8 @@ const configSchema = z
     kmsKeyId: env.KMS_KEY_ID,
     localMasterKey: env.LOCAL_MASTER_KEY,
     healthCheckTimeoutMs: env.HEALTH_CHECK_TIMEOUT_MS,
+    /** The scrypt cost of new password hashes, as log2 N (17: OWASP's minimum, N = 131072). */
+    passwordScryptLogN: env.PASSWORD_SCRYPT_LOG_N,
     /** The SQS queue of outbound webhook deliveries (aws mode; local mode uses the in-process queue). */
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
     // Local mode delivers to receivers on this machine (127.0.0.1, private networks); a deployment must

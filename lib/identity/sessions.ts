@@ -3,9 +3,9 @@ import { randomBase62, randomToken } from '#lib/crypto/secrets';
 import { isConditionFailed, UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
 import { ACCESS_TOKEN_SECONDS, issueAccessToken } from '#lib/identity/access-tokens';
-import { assertLoginAllowed, recordLoginFailure } from '#lib/identity/login-throttle';
+import { assertLoginAllowed, forgetLoginFailures, recordLoginFailure } from '#lib/identity/login-throttle';
 import { getMembership } from '#lib/identity/memberships';
-import { decoyPasswordHash, hashPassword, verifyPassword } from '#lib/identity/passwords';
+import { decoyPasswordHash, hashPassword, needsRehash, verifyPassword } from '#lib/identity/passwords';
 import {
   getRefreshToken,
   isFamilyRevoked,
@@ -25,6 +25,7 @@ import {
   toUser,
   type User,
   type UserItem,
+  upgradePasswordHash,
   userIdByEmail,
 } from '#lib/identity/users';
 
@@ -56,7 +57,7 @@ export async function login(
   secret: Uint8Array,
 ): Promise<Session> {
   const now = ctx.clock.now();
-  await assertLoginAllowed(input.email, input.sourceIp, now);
+  const { pairSeen } = await assertLoginAllowed(input.email, input.sourceIp, now);
   const userId = await userIdByEmail(input.email);
   const user = userId === undefined ? undefined : await getUserItem(userId);
   // An unknown email costs one scrypt too, so timing tells nothing about which addresses exist.
@@ -65,7 +66,20 @@ export async function login(
     await recordLoginFailure(input.email, input.sourceIp, now);
     throw wrongCredentials();
   }
+  await Promise.all([
+    pairSeen ? forgetLoginFailures(input.email, input.sourceIp) : undefined,
+    needsRehash(user.password_hash) ? upgradeHash(user, input.password) : undefined,
+  ]);
   return startSession(ctx, user, user.personal_org_id, randomBase62(16), secret);
+}
+
+/** Re-hashes a password verified against weaker parameters; a reset that won the race keeps its hash. */
+async function upgradeHash(user: UserItem, password: string): Promise<void> {
+  try {
+    await upgradePasswordHash({ userId: user.id, from: user.password_hash, to: await hashPassword(password) });
+  } catch (error) {
+    if (!isConditionFailed(error, 'hash-changed')) throw error;
+  }
 }
 
 async function startSession(

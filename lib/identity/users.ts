@@ -196,6 +196,20 @@ export async function bumpTokenVersion(userId: number): Promise<void> {
   });
 }
 
+/**
+ * Replaces a hash made with weaker parameters by one of the same password, keeping every session; only
+ * while the stored hash is still the one that was verified (`hash-changed` otherwise: a reset won).
+ */
+export async function upgradePasswordHash(input: { userId: number; from: string; to: string }): Promise<void> {
+  await table.update({
+    Key: userKeys.byId(input.userId),
+    UpdateExpression: 'SET password_hash = :to',
+    ConditionExpression: 'password_hash = :from',
+    ExpressionAttributeValues: { ':from': input.from, ':to': input.to },
+    reason: 'hash-changed',
+  });
+}
+
 /** Sets a new password and ends every session; refused with `user-missing` when the account is gone. */
 export async function setPassword(input: {
   userId: number;

@@ -95,8 +95,13 @@ const API_DESCRIPTION = [
     "are `read`, `write` (implies read) and `admin` (implies both). A user's permission is the lesser of the " +
     'instance role (admin: all; editor, builder, member, agent: write; viewer, demo: read) and the organization ' +
     'role (owner, admin: all; member: write; viewer: read); instance admins have all.',
-  '- After 10 failed logins for one email (50 from one IP) within 15 minutes, logins answer 429 with ' +
-    'Retry-After until the window ends.',
+  '- Failed logins: after 10 failures of one email from one source address, that pair waits 1 minute, and ' +
+    'each further failure doubles the wait (at most 15 minutes; a success or a day without failures starts ' +
+    'over), while the same email from another address is unaffected. 100 failures of one email from all ' +
+    'addresses together, or 50 from one address whatever the emails, within 15 minutes close logins for the ' +
+    'rest of that window. Refused logins answer 429 with Retry-After before any password is checked.',
+  '- Passwords are hashed with scrypt (N = 2^17, r = 8, p = 1 by default); a hash made with weaker ' +
+    'parameters is replaced at the next successful login.',
 ].join('\n');
 
 export function buildOpenApiDocument(routes: RouteDef[]) {
