@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stop(0));
-  // npm and tsx run this file in a child process. Should the parent die without passing on a signal
+  // npm runs this file in a child process (of `sh -c`). Should the parent die without passing on a signal
   // (SIGKILL), this process would live on as an orphan holding the port and DynamoDB Local: notice it.
   const parentPid = process.ppid;
   setInterval(() => {

@@ -7,7 +7,8 @@ import { freePort } from '#infra/local/ports';
 
 /**
  * `npm start` as a user runs it: a real process with its own DynamoDB Local, port and data directory.
- * Runs `tsx infra/local/start.ts`, which is what the npm script runs.
+ * Runs `node --import tsx infra/local/start.ts`, which is what the npm script runs: one process, so that
+ * a signal reaches the service itself, as Ctrl-C does.
  */
 
 interface Instance {
@@ -26,8 +27,13 @@ function userEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   return { ...rest, PORT: String(port), DATA_DIR: dataDir, QUIET: '1' };
 }
 
-function launch(port: number, dataDir: string): Instance {
-  const child = spawn('node_modules/.bin/tsx', ['infra/local/start.ts'], {
+/** `viaParent`: under a shell that stays its parent, as npm is (`npm start` runs the script in `sh -c`). */
+function launch(port: number, dataDir: string, options: { viaParent?: boolean } = {}): Instance {
+  const command = [process.execPath, '--import', 'tsx', 'infra/local/start.ts'];
+  const [file, args] = options.viaParent
+    ? ['sh', ['-c', `${command.map((part) => `'${part}'`).join(' ')}; exit $?`]]
+    : [command[0] as string, command.slice(1)];
+  const child = spawn(file, args, {
     env: userEnv(port, dataDir),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -127,7 +133,7 @@ describe('npm start', () => {
     const instance = launch(await freePort(), newDataDir());
     await waitForOutput(instance, 'is running');
     expect(javaProcessesFor(instance.dataDir)).toHaveLength(1);
-    // tsx runs start.ts in a child process; the service's own pid is in runtime.json.
+    // The service's own pid is in runtime.json.
     const { pid } = JSON.parse(readFileSync(join(instance.dataDir, 'runtime.json'), 'utf8')) as {
       pid: number;
     };
@@ -144,7 +150,7 @@ describe('npm start', () => {
   });
 
   it('stops with its DynamoDB Local when the process that launched it is killed outright', async () => {
-    const instance = launch(await freePort(), newDataDir());
+    const instance = launch(await freePort(), newDataDir(), { viaParent: true });
     await waitForOutput(instance, 'is running');
     const { pid } = JSON.parse(readFileSync(join(instance.dataDir, 'runtime.json'), 'utf8')) as {
       pid: number;
@@ -256,8 +262,8 @@ describe('npm start on a data directory that is busy, damaged or left behind', (
 
     // Act
     const output = execFileSync(
-      'node_modules/.bin/tsx',
-      ['infra/local/invoke.ts', 'service', 'events/http/get-health.json'],
+      process.execPath,
+      ['--import', 'tsx', 'infra/local/invoke.ts', 'service', 'events/http/get-health.json'],
       { env: userEnv(0, dataDir), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
     );
 
