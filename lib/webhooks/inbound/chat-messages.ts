@@ -1,6 +1,5 @@
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
-import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -17,11 +16,10 @@ export const CHAT_EVENT = 'chat.message';
 
 export async function receiveChatMessage(
   ctx: RequestContext,
-  keys: KeyManagement,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
   const now = ctx.clock.now();
-  const { orgId } = await verifyInboundWebhook('chat', request, { keys, now });
+  const { orgId } = await verifyInboundWebhook(ctx, 'chat', request);
   const message = parsePayload(ChatMessagePayload, request.body);
   const requestId = `sup_${randomBase62(16)}`;
   const at = now.toISOString();
