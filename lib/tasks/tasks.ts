@@ -144,7 +144,7 @@ const completionEvent = (orgId: string, task: Task, now: Date) =>
 
 /** After the commit: the event's message goes on the queue (or, failing that, the sweeper's). */
 async function announceCompletion(event: PreparedEvent | undefined, ctx: RequestContext, deps: TaskDeps) {
-  if (event) await queuePrepared(event, { queue: deps.queue, clock: ctx.clock });
+  if (event) await queuePrepared(ctx, event);
 }
 
 function completionEntry(orgId: string, fields: TaskFields, id: number, now: Date): TransactItem {
