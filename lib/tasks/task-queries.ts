@@ -3,15 +3,16 @@ import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
-import { ValidationError } from '#lib/errors';
+import { NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import { hasOpenDependency } from '#lib/tasks/dependencies';
+import { type Blocking, blockingOf, hasOpenDependency } from '#lib/tasks/dependencies';
 import { matchesSearch, searchCandidates, words } from '#lib/tasks/search-index';
 import { assigneeKey, type Task, type TaskItem, taskKeys, toTask } from '#lib/tasks/task-keys';
+import { getTaskItem } from '#lib/tasks/task-records';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * The read side of tasks: lists with filters, full-text search and `next`. Each list reads only what
+ * The read side of tasks: one task with its blocking, lists with filters, full-text search and `next`. Each list reads only what
  * its filters select, by the cheapest route:
  *
  * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
@@ -241,4 +242,12 @@ export async function listTasks(
   }
   const found = await listTaskItems(principal.orgId, filter, page);
   return { items: found.items.map(toTask), total: found.total, ...page };
+}
+
+/** GET /tasks/{id} and GET /v1/public/tasks/{id}: the task, and what it blocks and is blocked by. */
+export async function getTask(ctx: RequestContext, id: number): Promise<Task & { blocking: Blocking }> {
+  const { orgId } = requirePrincipal(ctx);
+  const item = await getTaskItem({ orgId, id });
+  if (!item) throw new NotFoundError(`No task ${id}`);
+  return { ...toTask(item), blocking: await blockingOf(orgId, item) };
 }
