@@ -1,8 +1,9 @@
 import { allPayments } from '#lib/billing/billing-records';
 import { TOKEN_PACKAGES, type TokenPackage } from '#lib/billing/catalogue';
-import { monthOf, requireOrganization, tokensConsumed } from '#lib/billing/usage';
+import { monthOf, requireOrganization } from '#lib/billing/usage';
 import type { RequestContext } from '#lib/context';
 import { requirePrincipal } from '#lib/identity/access';
+import { tokensConsumed } from '#lib/tokens/ledger';
 
 /** What GET /billing/overview says each figure counts. */
 const COUNTS = [
