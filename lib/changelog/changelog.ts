@@ -1,3 +1,4 @@
+import { itemIsNew } from '#lib/db/conditions';
 import { pad, tenantPk } from '#lib/db/keys';
 import type { TransactItem } from '#lib/db/transactions';
 
@@ -24,7 +25,7 @@ export function changelogWrite(orgId: string, entry: ChangelogEntry, now: Date):
   return {
     Put: {
       Item: { pk: tenantPk(orgId), sk: `CHANGELOG#${id}`, id, ...entry, created_at: at },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: itemIsNew,
     },
   };
 }

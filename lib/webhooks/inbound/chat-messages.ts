@@ -1,5 +1,6 @@
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import { itemIsNew } from '#lib/db/conditions';
 import { logger } from '#lib/logger';
 import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -52,7 +53,7 @@ export async function receiveChatMessage(
             created_at: at,
             updated_at: at,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          ConditionExpression: itemIsNew,
         },
       },
     ],
@@ -71,8 +72,10 @@ export async function receiveChatMessage(
         type: 'support_request.created',
         id: requestId,
         status: 'open',
-        detail:
-          'Recorded as an open support request for the customer-support workflow; support tasks for agents are not available yet, so no task was created',
+        detail: [
+          'Recorded as an open support request for the customer-support workflow;',
+          'support tasks for agents are not available yet, so no task was created',
+        ].join(' '),
       },
     ],
     outcome === 'duplicate',

@@ -1,5 +1,6 @@
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import { itemIsNew } from '#lib/db/conditions';
 import type { TransactItem } from '#lib/db/transactions';
 import { deploymentOutcomeWrite } from '#lib/deployments/deployments';
 import { logger } from '#lib/logger';
@@ -123,7 +124,7 @@ function alertWrite(
         created_at: at,
         updated_at: at,
       },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: itemIsNew,
     },
   };
 }
