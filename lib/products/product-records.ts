@@ -10,6 +10,12 @@ import type { TaskStatus } from '#lib/tasks/task-status';
 
 const EVERYTHING = { limit: Number.POSITIVE_INFINITY, offset: 0 };
 
+/** The organization's products whose slug begins with `slugPrefix` (all of them for `''`). */
+const productsQuery = (orgId: string, slugPrefix: string) => ({
+  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+  ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': `${productKeys.prefix}${slugPrefix}` },
+});
+
 export async function getProductBySlug(input: {
   orgId: string;
   slug: string;
@@ -33,28 +39,14 @@ export async function getProductById(input: { orgId: string; id: number }): Prom
  * over the `PRODUCT#` range (which `PRODUCTID#` pointers do not share) serves every list request.
  */
 export async function allProducts(orgId: string): Promise<ProductItem[]> {
-  const { items } = await queryPage<ProductItem>(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': productKeys.prefix },
-    },
-    EVERYTHING,
-  );
+  const { items } = await queryPage<ProductItem>(productsQuery(orgId, ''), EVERYTHING);
   return items.sort((a, b) => a.id - b.id);
 }
 
 /** The slugs of the organization that begin with `prefix`, read consistently (one Query). */
 export async function slugsStartingWith(input: { orgId: string; prefix: string }): Promise<Set<string>> {
   const { items } = await queryPage<Pick<ProductItem, 'slug'>>(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: {
-        ':pk': tenantPk(input.orgId),
-        ':prefix': `${productKeys.prefix}${input.prefix}`,
-      },
-      ProjectionExpression: 'slug',
-      ConsistentRead: true,
-    },
+    { ...productsQuery(input.orgId, input.prefix), ProjectionExpression: 'slug', ConsistentRead: true },
     EVERYTHING,
   );
   return new Set(items.map((item) => item.slug));

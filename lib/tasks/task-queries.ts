@@ -12,8 +12,8 @@ import { getTaskItem } from '#lib/tasks/task-records';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * The read side of tasks: one task with its blocking, lists with filters, full-text search and `next`. Each list reads only what
- * its filters select, by the cheapest route:
+ * The read side of tasks: one task with its blocking, lists with filters, full-text search and `next`.
+ * Each list reads only what its filters select, by the cheapest route:
  *
  * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
  * - `assignee`: the assignee index, all of the assignee's tasks or one Query per status asked for;
@@ -85,16 +85,15 @@ export async function listTaskItems(
   }
   const unfiltered = Object.values(filter).every((value) => value === undefined);
   if (unfiltered) return newestTasks(orgId, page);
-  return queryPage<TaskItem>(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
-      ScanIndexForward: false,
-    },
-    page,
-    keep,
-  );
+  return queryPage<TaskItem>(newestFirstQuery(orgId), page, keep);
 }
+
+/** The task collection itself, newest first. */
+const newestFirstQuery = (orgId: string): QueryInput => ({
+  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+  ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
+  ScanIndexForward: false,
+});
 
 /**
  * The unfiltered list: the total from the organization's task count, and only the tasks up to the end
@@ -107,9 +106,7 @@ async function newestTasks(orgId: string, page: PageRequest): Promise<Page<TaskI
     let startKey: Record<string, unknown> | undefined;
     while (items.length < wanted) {
       const result = await table.query({
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
-        ScanIndexForward: false,
+        ...newestFirstQuery(orgId),
         Limit: wanted - items.length,
         ExclusiveStartKey: startKey,
       });

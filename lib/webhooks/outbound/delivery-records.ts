@@ -20,7 +20,7 @@ import {
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time (the sort key orders by age); TTL |
+ * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time (sorted by age); TTL |
  * | … while unqueued | gsi1: `WEBHOOKDELIVERY#UNQUEUED` | `<created_at>#<org>#<id>` | the sweeper's index |
  *
  * A delivery is written before its first queue message is sent (often in the transaction of the change

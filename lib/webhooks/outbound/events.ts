@@ -2,7 +2,6 @@ import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
-import type { MessageQueue } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   type DeliveryItem,
@@ -85,9 +84,9 @@ export async function prepareEvent(
 }
 
 /** Queues the first attempt of a committed delivery and takes it out of the unqueued index. */
-async function queueFirstAttempt(delivery: DeliveryItem, queue: MessageQueue): Promise<void> {
+async function queueFirstAttempt(ctx: RequestContext, delivery: DeliveryItem): Promise<void> {
   const message: DeliveryMessage = { org_id: delivery.org_id, delivery_id: delivery.id, attempt: 1 };
-  await queue.send('webhook-delivery', message);
+  await ctx.ports.queue.send('webhook-delivery', message);
   await markQueued(delivery.org_id, delivery.id, 1);
 }
 
@@ -97,7 +96,7 @@ async function queueFirstAttempt(delivery: DeliveryItem, queue: MessageQueue): P
  */
 export async function queuePrepared(ctx: RequestContext, event: PreparedEvent): Promise<void> {
   try {
-    await queueFirstAttempt(event.delivery, ctx.ports.queue);
+    await queueFirstAttempt(ctx, event.delivery);
   } catch (error) {
     logger.warn('queueing a webhook delivery failed; the sweeper will queue it', {
       orgId: event.delivery.org_id,
@@ -141,7 +140,7 @@ export async function enqueueDelivery(
   const item = deliveryOf(orgId, event, ctx.clock.now());
   await putDelivery(item);
   try {
-    await queueFirstAttempt(item, ctx.ports.queue);
+    await queueFirstAttempt(ctx, item);
   } catch (error) {
     logger.error('queueing a webhook delivery failed', { orgId, deliveryId: item.id, error: error as Error });
     await failUnqueued(orgId, item.id, ctx.clock.now(), 'the delivery queue refused the message');
@@ -169,7 +168,7 @@ export async function requeueUnqueued(
   let queued = 0;
   for (const delivery of stalled) {
     try {
-      await queueFirstAttempt(delivery, ctx.ports.queue);
+      await queueFirstAttempt(ctx, delivery);
       queued += 1;
     } catch (error) {
       logger.error('the sweeper could not queue a webhook delivery', {
