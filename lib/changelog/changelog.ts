@@ -1,5 +1,5 @@
 import { itemIsNew } from '#lib/db/conditions';
-import { pad, tenantPk } from '#lib/db/keys';
+import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import type { TransactItem } from '#lib/db/transactions';
 
 /**
@@ -11,6 +11,11 @@ import type { TransactItem } from '#lib/db/transactions';
  * |---|---|---|
  * | entry | `T#<org>` | `CHANGELOG#<time>#<task id>` |
  */
+export const changelogKeys = {
+  entry: (orgId: string, id: string): TableKey => ({ pk: tenantPk(orgId), sk: `CHANGELOG#${id}` }),
+  prefix: 'CHANGELOG#',
+};
+
 export interface ChangelogEntry {
   title: string;
   area: string;
@@ -24,7 +29,7 @@ export function changelogWrite(orgId: string, entry: ChangelogEntry, now: Date):
   const id = `${at}#${pad(entry.task_id ?? 0)}`;
   return {
     Put: {
-      Item: { pk: tenantPk(orgId), sk: `CHANGELOG#${id}`, id, ...entry, created_at: at },
+      Item: { ...changelogKeys.entry(orgId, id), id, ...entry, created_at: at },
       ConditionExpression: itemIsNew,
     },
   };
