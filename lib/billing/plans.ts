@@ -1,5 +1,4 @@
-import type { CheckoutResult } from '#lib/billing/billing-keys';
-import { type Subscription, toSubscription } from '#lib/billing/billing-keys';
+import { type CheckoutResult, type Subscription, toSubscription } from '#lib/billing/billing-keys';
 import { getSubscriptionItem, orgTierUpdate, subscriptionUpdate } from '#lib/billing/billing-records';
 import { findTier, type TierDefinition, tierOf } from '#lib/billing/catalogue';
 import { openCheckout, tierCheckout, unknownTier } from '#lib/billing/checkout';
