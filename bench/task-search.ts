@@ -49,7 +49,7 @@ client.middlewareStack.add(
 
 const { call, newUser } = await import('#tests/support/identity');
 const { handler: tasks } = await import('#functions/http/tasks');
-const { createTask } = await import('#lib/tasks/tasks');
+const { createTask } = await import('#lib/tasks/task-create');
 const { systemClock } = await import('#lib/kernel/clock');
 const { wirePorts } = await import('#lib/app/ports');
 const { requestContext } = await import('#lib/kernel/context');
@@ -97,17 +97,13 @@ async function seedTo(count: number): Promise<void> {
     seeded += batch.length;
     await Promise.all(
       batch.map((index) =>
-        createTask(
-          ctx,
-          {
-            title: `${sentence(4)} ${index}`,
-            description: sentence(25),
-            status: index % 3 === 0 ? 'in_progress' : 'todo',
-            // 20 agents share the work: each holds 5% of the tasks.
-            assignee: `agent-${index % 20}`,
-          },
-          { queue: memoryQueue({ consumers: {} }) },
-        ),
+        createTask(ctx, {
+          title: `${sentence(4)} ${index}`,
+          description: sentence(25),
+          status: index % 3 === 0 ? 'in_progress' : 'todo',
+          // 20 agents share the work: each holds 5% of the tasks.
+          assignee: `agent-${index % 20}`,
+        }),
       ),
     );
   }

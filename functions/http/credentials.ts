@@ -9,12 +9,10 @@ export const handler = groupHandler(
   [
     route(listCredentials, async ({ query, ctx }) => await Credentials.listCredentials(ctx, query)),
     route(putCredential, async ({ body, ctx }) => {
-      const { credential, created } = await Credentials.putCredential(ctx, ctx.ports.keys, body);
+      const { credential, created } = await Credentials.putCredential(ctx, body);
       return withMeta(credential, { created });
     }),
-    route(getCredential, async ({ params, ctx }) =>
-      Credentials.getCredential(ctx, ctx.ports.keys, params.key),
-    ),
+    route(getCredential, async ({ params, ctx }) => Credentials.getCredential(ctx, params.key)),
     route(deleteCredential, async ({ params, ctx }) => await Credentials.deleteCredential(ctx, params.key)),
   ],
   { ports: { keys } },

@@ -12,7 +12,7 @@ export const handler = groupHandler(
     }),
     route(getIntegrationStatus, async ({ params, ctx }) => Integrations.integrationStatus(ctx, params.id)),
     route(configureIntegration, async ({ params, body, ctx }) =>
-      Integrations.configureIntegration(ctx, ctx.ports.keys, params.id, body.fields),
+      Integrations.configureIntegration(ctx, params.id, body.fields),
     ),
   ],
   { ports: { keys } },

@@ -1,14 +1,16 @@
 import { groupHandler, route } from '#lib/http/group-handler';
 import { withMeta } from '#lib/http/results';
-import * as Products from '#lib/products/products';
-import { createProduct, getProduct, listProducts, updateProduct } from '#lib/routes/products';
+import { createProduct } from '#lib/products/product-create';
+import { getProduct, listProducts } from '#lib/products/product-queries';
+import { updateProduct } from '#lib/products/product-update';
+import * as routes from '#lib/routes/products';
 
 export const handler = groupHandler('products', [
-  route(listProducts, async ({ query, ctx }) => await Products.listProducts(ctx, query)),
-  route(createProduct, async ({ body, ctx }) => await Products.createProduct(ctx, body)),
-  route(getProduct, async ({ params, ctx }) => Products.getProduct(ctx, params.slug)),
-  route(updateProduct, async ({ params, body, ctx }) => {
-    const { product, followUp } = await Products.updateProduct(ctx, params.slug, body);
+  route(routes.listProducts, async ({ query, ctx }) => await listProducts(ctx, query)),
+  route(routes.createProduct, async ({ body, ctx }) => await createProduct(ctx, body)),
+  route(routes.getProduct, async ({ params, ctx }) => getProduct(ctx, params.slug)),
+  route(routes.updateProduct, async ({ params, body, ctx }) => {
+    const { product, followUp } = await updateProduct(ctx, params.slug, body);
     return withMeta(product, { follow_up: followUp });
   }),
 ]);

@@ -1,25 +1,13 @@
 import { queue } from '#lib/app/queue';
 import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
 import { withMeta } from '#lib/http/results';
-import type { RequestContext } from '#lib/kernel/context';
-import {
-  cancelPublicTask,
-  createPublicTask,
-  createTask,
-  deleteTask,
-  getPublicTask,
-  getTask,
-  listPublicTasks,
-  listTasks,
-  updatePublicTask,
-  updateTask,
-} from '#lib/routes/tasks';
+import * as routes from '#lib/routes/tasks';
+import { createTask } from '#lib/tasks/task-create';
+import { deleteTask } from '#lib/tasks/task-delete';
 import { toPublicTask } from '#lib/tasks/task-keys';
-import * as Queries from '#lib/tasks/task-queries';
+import { getTask, listTasks } from '#lib/tasks/task-queries';
 import { toTaskStatus as toStatus } from '#lib/tasks/task-status';
-import * as Tasks from '#lib/tasks/tasks';
-
-const deps = (ctx: RequestContext): Tasks.TaskDeps => ({ queue: ctx.ports.queue });
+import { cancelTask, updateTask } from '#lib/tasks/task-update';
 
 /** The public body's names (assigned_to, product_id) in the domain's terms. */
 function publicChanges<B extends { assigned_to?: string | null; product_id?: number | null }>(body: B) {
@@ -41,29 +29,26 @@ export function tasksHandler(options: GroupOptions = {}) {
   return groupHandler(
     'tasks',
     [
-      route(listTasks, async ({ query, ctx }) => {
+      route(routes.listTasks, async ({ query, ctx }) => {
         const { limit, offset, status, priority, product, ...filter } = query;
-        return Queries.listTasks(
+        return listTasks(
           ctx,
           { ...filter, statuses: status?.map(toStatus), priorities: priority, productSlug: product },
           { limit, offset },
         );
       }),
-      route(
-        createTask,
-        async ({ body, ctx }) => await Tasks.createTask(ctx, operationalChanges(body), deps(ctx)),
+      route(routes.createTask, async ({ body, ctx }) => await createTask(ctx, operationalChanges(body))),
+      route(routes.getTask, async ({ params, ctx }) => getTask(ctx, params.id)),
+      route(routes.updateTask, async ({ params, body, ctx }) =>
+        updateTask(ctx, params.id, operationalChanges(body)),
       ),
-      route(getTask, async ({ params, ctx }) => Tasks.getTask(ctx, params.id)),
-      route(updateTask, async ({ params, body, ctx }) =>
-        Tasks.updateTask(ctx, params.id, operationalChanges(body), deps(ctx)),
-      ),
-      route(deleteTask, async ({ params, ctx }) => await Tasks.deleteTask(ctx, params.id)),
+      route(routes.deleteTask, async ({ params, ctx }) => await deleteTask(ctx, params.id)),
 
       route(
-        listPublicTasks,
+        routes.listPublicTasks,
         async ({ query, ctx }) => {
           const { limit, offset, status, priority, assigned_to, product_id, ...filter } = query;
-          const page = await Queries.listTasks(
+          const page = await listTasks(
             ctx,
             {
               ...filter,
@@ -78,18 +63,18 @@ export function tasksHandler(options: GroupOptions = {}) {
         },
         { fields: { assignee: 'assigned_to' } },
       ),
-      route(createPublicTask, async ({ body, ctx }) =>
-        toPublicTask(await Tasks.createTask(ctx, publicChanges(body), deps(ctx))),
+      route(routes.createPublicTask, async ({ body, ctx }) =>
+        toPublicTask(await createTask(ctx, publicChanges(body))),
       ),
-      route(getPublicTask, async ({ params, ctx }) => {
-        const task = await Tasks.getTask(ctx, params.id);
+      route(routes.getPublicTask, async ({ params, ctx }) => {
+        const task = await getTask(ctx, params.id);
         return { ...toPublicTask(task), blocking: task.blocking };
       }),
-      route(updatePublicTask, async ({ params, body, ctx }) =>
-        toPublicTask(await Tasks.updateTask(ctx, params.id, publicChanges(body), deps(ctx))),
+      route(routes.updatePublicTask, async ({ params, body, ctx }) =>
+        toPublicTask(await updateTask(ctx, params.id, publicChanges(body))),
       ),
-      route(cancelPublicTask, async ({ params, ctx }) => {
-        const task = await Tasks.cancelTask(ctx, params.id, deps(ctx));
+      route(routes.cancelPublicTask, async ({ params, ctx }) => {
+        const task = await cancelTask(ctx, params.id);
         return withMeta(toPublicTask(task), { deleted: false, status: task.status });
       }),
     ],

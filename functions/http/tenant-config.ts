@@ -23,16 +23,12 @@ export function tenantConfigHandler(options: GroupOptions & { allowPrivateTarget
   return groupHandler(
     'tenant-config',
     [
-      route(getTenantConfig, async ({ ctx }) => TenantConfig.getTenantConfig(ctx, { keys: ctx.ports.keys })),
+      route(getTenantConfig, async ({ ctx }) => TenantConfig.getTenantConfig(ctx)),
       route(updateTenantConfig, async ({ body, ctx }) =>
-        TenantConfig.updateTenantConfig(ctx, body, { keys: ctx.ports.keys, allowPrivateTargets }),
+        TenantConfig.updateTenantConfig(ctx, body, { allowPrivateTargets }),
       ),
-      route(rotateWebhookSecret, async ({ ctx }) =>
-        TenantConfig.rotateSigningSecret(ctx, { keys: ctx.ports.keys }),
-      ),
-      route(sendTestWebhook, async ({ body, ctx }) =>
-        Events.sendTestEvent(ctx, body ?? {}, { queue: ctx.ports.queue }),
-      ),
+      route(rotateWebhookSecret, async ({ ctx }) => TenantConfig.rotateSigningSecret(ctx)),
+      route(sendTestWebhook, async ({ body, ctx }) => Events.sendTestEvent(ctx, body ?? {})),
       route(listWebhookDeliveries, async ({ query, ctx }) => Deliveries.listWebhookDeliveries(ctx, query)),
       route(getWebhookDelivery, async ({ params, ctx }) => Deliveries.getWebhookDelivery(ctx, params.id)),
     ],

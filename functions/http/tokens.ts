@@ -10,7 +10,7 @@ export const handler = groupHandler(
     route(getTokenBalance, async ({ ctx }) => Ledger.balanceOf(ctx)),
     route(listTokenTransactions, async ({ query, ctx }) => await Ledger.listTransactions(ctx, query)),
     route(consumeTokens, async ({ body, ctx }) =>
-      consumeWithAutoTopup(ctx, ctx.ports.payments, {
+      consumeWithAutoTopup(ctx, {
         amount: body.amount,
         action: body.action,
         referenceId: body.reference_id,

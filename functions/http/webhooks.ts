@@ -9,13 +9,13 @@ import { receiveGitWebhook } from '#lib/webhooks/inbound/git-push';
 /** Exported so that tests can serve the same routes with a clock they set (the replay window). */
 export const bindings: RouteBinding[] = [
   route(gitWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveGitWebhook(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
+    receiveGitWebhook(ctx, { orgId: query.org, headers, rawBody, body }),
   ),
   route(deployWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveDeployWebhook(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
+    receiveDeployWebhook(ctx, { orgId: query.org, headers, rawBody, body }),
   ),
   route(chatWebhook, async ({ query, headers, rawBody, body, ctx }) =>
-    receiveChatMessage(ctx, ctx.ports.keys, { orgId: query.org, headers, rawBody, body }),
+    receiveChatMessage(ctx, { orgId: query.org, headers, rawBody, body }),
   ),
 ];
 

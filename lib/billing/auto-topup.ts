@@ -1,9 +1,9 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import { billingKeys } from '#lib/billing/keys';
+import { getAutoTopupItem, putAutoTopupItem } from '#lib/billing/billing-records';
+import { findPackage, TOKEN_PACKAGES, type TokenPackage } from '#lib/billing/catalogue';
+import { knownPackage } from '#lib/billing/checkout';
 import type { RequestContext } from '#lib/context';
-import { table } from '#lib/db/table';
-import { requirePrincipal } from '#lib/identity/access';
-import type { PaymentsProvider } from '#lib/kernel/ports';
+import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { logger } from '#lib/logger';
 import { type ConsumeResult, consume } from '#lib/tokens/ledger';
 
@@ -14,28 +14,70 @@ import { type ConsumeResult, consume } from '#lib/tokens/ledger';
  * payment's idempotency key is that consume's ledger entry, so a retried request never pays twice.
  * The tokens arrive through the payments webhook when the payment succeeds.
  */
+
+export interface AutoTopup {
+  enabled: boolean;
+  threshold: number | null;
+  package_slug: string | null;
+  updated_at: string | null;
+  available_packages: TokenPackage[];
+}
+
+export async function getAutoTopup(ctx: RequestContext): Promise<AutoTopup> {
+  const { orgId } = requirePrincipal(ctx);
+  const item = await getAutoTopupItem(orgId);
+  return {
+    enabled: Boolean(item?.enabled),
+    threshold: item?.threshold ?? null,
+    package_slug: item?.package_slug ?? null,
+    updated_at: item?.updated_at ?? null,
+    available_packages: [...TOKEN_PACKAGES],
+  };
+}
+
+export async function setAutoTopup(
+  ctx: RequestContext,
+  input: { enabled: boolean; threshold: number; package_slug: string },
+): Promise<AutoTopup> {
+  const principal = requireOrgRole(ctx, 'admin');
+  knownPackage(input.package_slug);
+  await putAutoTopupItem({
+    org_id: principal.orgId,
+    enabled: input.enabled,
+    threshold: input.threshold,
+    package_slug: input.package_slug,
+    updated_at: ctx.clock.now().toISOString(),
+    updated_by: principal.userId !== undefined ? `user:${principal.userId}` : `api_key:${principal.keyId}`,
+  });
+  return getAutoTopup(ctx);
+}
+
 export interface TopUpStarted {
   payment_intent_id: string;
   package_slug: string;
 }
 
+/** Starts the configured payment when `consumed` took the balance across the threshold. */
 export async function topUpIfCrossed(
-  payments: PaymentsProvider,
+  ctx: RequestContext,
   orgId: string,
   consumed: ConsumeResult,
-  now: Date,
 ): Promise<TopUpStarted | undefined> {
   const after = consumed.transaction.balance_after;
   if (consumed.duplicate || after === null) return undefined;
   const before = after - consumed.transaction.amount;
-  const config = (await table.get({ Key: billingKeys.autoTopup(orgId) })).Item;
+  const config = await getAutoTopupItem(orgId);
   if (!config?.enabled || typeof config.threshold !== 'number' || typeof config.package_slug !== 'string') {
     return undefined;
   }
   if (!(before >= config.threshold && after < config.threshold)) return undefined;
-  const intent = await payments.createPaymentIntent({
+  const tokenPackage = findPackage(config.package_slug);
+  if (!tokenPackage) throw new Error(`Unknown token package ${config.package_slug}`);
+  const intent = await ctx.ports.payments.createPaymentIntent({
     orgId,
-    package: config.package_slug,
+    package: tokenPackage.slug,
+    amountCents: tokenPackage.price_cents,
+    currency: tokenPackage.currency,
     idempotencyKey: `${orgId}:auto-topup:${consumed.transaction.id}`,
   });
   await recordActivity(
@@ -48,7 +90,7 @@ export async function topUpIfCrossed(
       entity_id: intent.id,
       metadata: { package_slug: config.package_slug, threshold: config.threshold, balance: after },
     },
-    now,
+    ctx.clock.now(),
   );
   return { payment_intent_id: intent.id, package_slug: config.package_slug };
 }
@@ -59,13 +101,12 @@ export async function topUpIfCrossed(
  */
 export async function consumeWithAutoTopup(
   ctx: RequestContext,
-  payments: PaymentsProvider,
   input: Parameters<typeof consume>[1],
 ): Promise<ConsumeResult & { auto_topup: TopUpStarted | null }> {
   const result = await consume(ctx, input);
   let started: TopUpStarted | undefined;
   try {
-    started = await topUpIfCrossed(payments, requirePrincipal(ctx).orgId, result, ctx.clock.now());
+    started = await topUpIfCrossed(ctx, requirePrincipal(ctx).orgId, result);
   } catch (error) {
     logger.warn('auto top-up could not be started', { error: error as Error });
   }

@@ -1,4 +1,5 @@
 import type { Tier } from '#lib/config';
+import type { PriceLine } from '#lib/kernel/ports';
 
 /**
  * The one catalogue of plans and prices: every tier's rate limits (from the specification), monthly
@@ -89,3 +90,27 @@ export const findTier = (id: string): TierDefinition | undefined => TIERS.find((
 
 export const findPackage = (slug: string): TokenPackage | undefined =>
   TOKEN_PACKAGES.find((tokenPackage) => tokenPackage.slug === slug);
+
+/**
+ * A tier's monthly price as the payments provider charges it (a tier without a price has none).
+ *
+ * @example tierPriceLine(findTier('pro')!) // { name: 'Pro plan', amountCents: 2900, interval: 'month', … }
+ */
+export function tierPriceLine(tier: TierDefinition): PriceLine | undefined {
+  if (!tier.price_monthly_cents) return undefined;
+  return {
+    name: `${tier.name} plan`,
+    amountCents: tier.price_monthly_cents,
+    currency: tier.currency,
+    interval: 'month',
+    metadata: { tier: tier.id },
+  };
+}
+
+/** A token package's price as the payments provider charges it, once. */
+export const packagePriceLine = (tokenPackage: TokenPackage): PriceLine => ({
+  name: `${tokenPackage.name} token package (${tokenPackage.tokens.toLocaleString('en-US')} tokens)`,
+  amountCents: tokenPackage.price_cents,
+  currency: tokenPackage.currency,
+  metadata: { package: tokenPackage.slug },
+});

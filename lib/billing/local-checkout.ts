@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
-import { localCustomerId } from '#lib/adapters/local/local-payments';
+import type { CheckoutSessionItem } from '#lib/billing/billing-keys';
+import { getCheckoutSession } from '#lib/billing/billing-records';
 import { findPackage, findTier } from '#lib/billing/catalogue';
-import { billingKeys } from '#lib/billing/keys';
 import { receivePaymentsWebhook } from '#lib/billing/payments-webhook';
 import type { RequestContext } from '#lib/context';
-import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
 import type { WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -16,22 +15,12 @@ import type { WebhookReceipt } from '#lib/webhooks/inbound/receipts';
  * stripe library's own test-signature helper, through the same code as a real webhook delivery.
  */
 
-interface LocalSession {
-  id: string;
-  org_id: string;
-  kind: 'tier' | 'package';
-  tier: string | null;
-  package: string | null;
-  success_url: string;
-  provider: string;
-}
+type LocalSession = CheckoutSessionItem & { provider: 'local' };
 
 async function localSession(sessionId: string): Promise<LocalSession> {
-  const item = (await table.get({ Key: billingKeys.checkoutSession(sessionId) })).Item as
-    | LocalSession
-    | undefined;
+  const item = await getCheckoutSession(sessionId);
   if (item?.provider !== 'local') throw new NotFoundError('Checkout session not found');
-  return item;
+  return item as LocalSession;
 }
 
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -52,8 +41,10 @@ function describe(session: LocalSession): { label: string; amountCents: number }
 }
 
 const page = (title: string, body: string): string =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>` +
-  `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`;
+  [
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head>`,
+    `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
+  ].join('');
 
 export async function localCheckoutPage(sessionId: string): Promise<string> {
   const session = await localSession(sessionId);
@@ -61,19 +52,23 @@ export async function localCheckoutPage(sessionId: string): Promise<string> {
   // The form posts to `<id>/confirm` relative to this page, whatever prefix (/api or /api/v1) served it.
   return page(
     'Local checkout',
-    `<p>${escapeHtml(label)}: $${(amountCents / 100).toFixed(2)}</p>` +
-      '<p>No money moves: this page stands in for the payment provider in local mode.</p>' +
-      `<form method="post" action="${escapeHtml(session.id)}/confirm">` +
+    [
+      `<p>${escapeHtml(label)}: $${(amountCents / 100).toFixed(2)}</p>`,
+      '<p>No money moves: this page stands in for the payment provider in local mode.</p>',
+      `<form method="post" action="${escapeHtml(session.id)}/confirm">`,
       '<button type="submit">Confirm payment</button></form>',
+    ].join(''),
   );
 }
 
 const shortHash = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
+/** The customer id local checkouts report: one per organization, like a Stripe customer. */
+export const localCustomerId = (orgId: string): string => `cus_local_${shortHash(orgId)}`;
+
 export async function confirmLocalCheckout(
   ctx: RequestContext,
   sessionId: string,
-  secret: string,
 ): Promise<{ html: string; receipt: WebhookReceipt }> {
   const session = await localSession(sessionId);
   const { label, amountCents } = describe(session);
@@ -108,10 +103,10 @@ export async function confirmLocalCheckout(
   const payload = JSON.stringify(event);
   const signature = Stripe.webhooks.generateTestHeaderString({
     payload,
-    secret,
+    secret: ctx.ports.secrets.paymentsWebhookSecret,
     timestamp: epochSeconds(now),
   });
-  const receipt = await receivePaymentsWebhook(ctx, { rawBody: payload, signature, secret });
+  const receipt = await receivePaymentsWebhook(ctx, { rawBody: payload, signature });
   const outcome = receipt.duplicate ? 'This checkout was already confirmed.' : `Paid: ${label}.`;
   return {
     receipt,

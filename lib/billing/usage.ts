@@ -4,6 +4,7 @@ import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { getOrganizationItem, type OrganizationItem } from '#lib/identity/organizations';
+import { tokensConsumed } from '#lib/tokens/ledger';
 
 /**
  * An organization's usage against its tier's limits. Agents and pipelines are counted from their
@@ -55,30 +56,6 @@ async function countPrefix(orgId: string, prefix: string): Promise<number> {
     startKey = result.LastEvaluatedKey;
   } while (startKey);
   return count;
-}
-
-/** Tokens consumed in a period: the sum of `consume` ledger entries (their amounts, whatever the sign). */
-export async function tokensConsumed(orgId: string, period: Period): Promise<number> {
-  let total = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await table.query({
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      FilterExpression: '#type = :consume',
-      ExpressionAttributeNames: { '#type': 'type' },
-      ExpressionAttributeValues: {
-        ':pk': tenantPk(orgId),
-        ':from': `TOKENTX#${period.start}`,
-        ':to': `TOKENTX#${period.end}`,
-        ':consume': 'consume',
-      },
-      ProjectionExpression: 'amount',
-      ExclusiveStartKey: startKey,
-    });
-    for (const item of result.Items ?? []) total += Math.abs(Number(item.amount) || 0);
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return total;
 }
 
 export async function usageOf(org: OrganizationItem, now: Date): Promise<Usage> {

@@ -1,4 +1,5 @@
-import { pad, tenantPk } from '#lib/db/keys';
+import { itemIsNew } from '#lib/db/conditions';
+import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import type { TransactItem } from '#lib/db/transactions';
 
 /**
@@ -10,6 +11,11 @@ import type { TransactItem } from '#lib/db/transactions';
  * |---|---|---|
  * | entry | `T#<org>` | `CHANGELOG#<time>#<task id>` |
  */
+export const changelogKeys = {
+  entry: (orgId: string, id: string): TableKey => ({ pk: tenantPk(orgId), sk: `CHANGELOG#${id}` }),
+  prefix: 'CHANGELOG#',
+};
+
 export interface ChangelogEntry {
   title: string;
   area: string;
@@ -23,8 +29,8 @@ export function changelogWrite(orgId: string, entry: ChangelogEntry, now: Date):
   const id = `${at}#${pad(entry.task_id ?? 0)}`;
   return {
     Put: {
-      Item: { pk: tenantPk(orgId), sk: `CHANGELOG#${id}`, id, ...entry, created_at: at },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      Item: { ...changelogKeys.entry(orgId, id), id, ...entry, created_at: at },
+      ConditionExpression: itemIsNew,
     },
   };
 }

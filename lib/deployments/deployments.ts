@@ -1,73 +1,28 @@
 import type { RequestContext } from '#lib/context';
+import { itemIsNew } from '#lib/db/conditions';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
+import {
+  type Deployment,
+  type DeploymentItem,
+  type DeploymentStatus,
+  deploymentKeys,
+  toDeployment,
+} from '#lib/deployments/deployment-keys';
 import { requirePrincipal } from '#lib/identity/access';
-import { deploymentsIndexPk, webhookKeys } from '#lib/webhooks/inbound/webhook-keys';
+
+export {
+  DEPLOYMENT_STATUSES,
+  type Deployment,
+  type DeploymentStatus,
+  type PipelineStatus,
+} from '#lib/deployments/deployment-keys';
 
 /**
  * Deployments of an organization: recorded `pending` when a push reaches the default branch, and moved
  * to `succeeded` or `failed` by the hosting provider's deploy webhooks. GET /deployments lists them for
  * the dashboard.
  */
-
-export const DEPLOYMENT_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
-
-/** Whether the organization's deploy pipeline ran for a deployment (see `runConfiguredDeployPipeline`). */
-export type PipelineStatus = 'not_configured';
-
-interface DeploymentItem {
-  pk: string;
-  sk: string;
-  id: string;
-  status: DeploymentStatus;
-  source: 'git_push' | 'deploy_webhook';
-  repository?: string | null;
-  branch?: string | null;
-  commit_sha?: string | null;
-  pusher?: string | null;
-  project?: string | null;
-  environment?: string | null;
-  url?: string | null;
-  pipeline_status?: PipelineStatus | null;
-  error_message?: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Deployment {
-  id: string;
-  status: DeploymentStatus;
-  source: 'git_push' | 'deploy_webhook';
-  repository: string | null;
-  branch: string | null;
-  commit_sha: string | null;
-  pusher: string | null;
-  project: string | null;
-  environment: string | null;
-  url: string | null;
-  pipeline_status: PipelineStatus | null;
-  error_message: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export const toDeployment = (item: DeploymentItem): Deployment => ({
-  id: item.id,
-  status: item.status,
-  source: item.source,
-  repository: item.repository ?? null,
-  branch: item.branch ?? null,
-  commit_sha: item.commit_sha ?? null,
-  pusher: item.pusher ?? null,
-  project: item.project ?? null,
-  environment: item.environment ?? null,
-  url: item.url ?? null,
-  pipeline_status: item.pipeline_status ?? null,
-  error_message: item.error_message ?? null,
-  created_at: item.created_at,
-  updated_at: item.updated_at,
-});
 
 /** The write that records a deployment started by a push; its id is new, so it never replaces one. */
 export function newDeploymentWrite(
@@ -79,14 +34,14 @@ export function newDeploymentWrite(
   return {
     Put: {
       Item: {
-        ...webhookKeys.deployment(orgId, deployment.id),
-        ...webhookKeys.deploymentsByCreated(orgId, at, deployment.id),
+        ...deploymentKeys.byId(orgId, deployment.id),
+        ...deploymentKeys.byCreated(orgId, at, deployment.id),
         ...deployment,
         status: 'pending',
         created_at: at,
         updated_at: at,
       },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: itemIsNew,
     },
   };
 }
@@ -110,7 +65,7 @@ export function deploymentOutcomeWrite(
   now: Date,
 ): TransactItem {
   const at = now.toISOString();
-  const index = webhookKeys.deploymentsByCreated(orgId, at, outcome.id);
+  const index = deploymentKeys.byCreated(orgId, at, outcome.id);
   // Every attribute goes through a name placeholder: some (status, source, url…) are or may become
   // DynamoDB reserved words.
   const set: Record<string, unknown> = {
@@ -148,7 +103,7 @@ export function deploymentOutcomeWrite(
   }
   return {
     Update: {
-      Key: webhookKeys.deployment(orgId, outcome.id),
+      Key: deploymentKeys.byId(orgId, outcome.id),
       UpdateExpression: `SET ${clauses.join(', ')}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
@@ -163,7 +118,7 @@ export async function listDeployments(ctx: RequestContext, page: PageRequest): P
     {
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': deploymentsIndexPk(principal.orgId) },
+      ExpressionAttributeValues: { ':pk': deploymentKeys.byCreatedPk(principal.orgId) },
       ScanIndexForward: false,
     },
     page,

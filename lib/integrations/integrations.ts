@@ -1,8 +1,7 @@
 import { recordActivity } from '#lib/activity/activity-log';
 import type { RequestContext } from '#lib/context';
+import { credentialUpdateTimes } from '#lib/credentials/credential-records';
 import { actorOf, saveCredential } from '#lib/credentials/store';
-import { tenantPk } from '#lib/db/keys';
-import { type QueryResult, table } from '#lib/db/table';
 import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import {
@@ -11,7 +10,6 @@ import {
   INTEGRATIONS,
   type Integration,
 } from '#lib/integrations/catalogue';
-import type { KeyManagement } from '#lib/kernel/ports';
 
 export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
 
@@ -23,24 +21,6 @@ export interface IntegrationStatus {
   status: IntegrationState;
   fields: Array<{ name: string; label: string; required: boolean; format: string; configured: boolean }>;
   updated_at: string | null;
-}
-
-/** Names and update times of the organization's credentials, read once (no values). */
-async function storedCredentials(orgId: string): Promise<Map<string, string>> {
-  const stored = new Map<string, string>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page: QueryResult = await table.query({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :cred)',
-      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':cred': 'CRED#' },
-      ProjectionExpression: '#key, updated_at',
-      ExpressionAttributeNames: { '#key': 'key' },
-      ExclusiveStartKey: startKey,
-    });
-    for (const item of page.Items ?? []) stored.set(item.key as string, item.updated_at as string);
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return stored;
 }
 
 function statusOf(integration: Integration, stored: Map<string, string>): IntegrationStatus {
@@ -74,14 +54,14 @@ function statusOf(integration: Integration, stored: Map<string, string>): Integr
 }
 
 export async function listIntegrations(ctx: RequestContext): Promise<IntegrationStatus[]> {
-  const stored = await storedCredentials(requirePrincipal(ctx).orgId);
+  const stored = await credentialUpdateTimes(requirePrincipal(ctx).orgId);
   return INTEGRATIONS.map((integration) => statusOf(integration, stored));
 }
 
 export async function integrationStatus(ctx: RequestContext, id: string): Promise<IntegrationStatus> {
   const integration = findIntegration(id);
   if (!integration) throw new NotFoundError(`No integration named ${id}`);
-  return statusOf(integration, await storedCredentials(requirePrincipal(ctx).orgId));
+  return statusOf(integration, await credentialUpdateTimes(requirePrincipal(ctx).orgId));
 }
 
 const FORMAT_CHECKS: Record<string, (value: string) => boolean> = {
@@ -103,48 +83,45 @@ const FORMAT_CHECKS: Record<string, (value: string) => boolean> = {
  */
 export async function configureIntegration(
   ctx: RequestContext,
-  keys: KeyManagement,
   id: string,
   fields: Record<string, string>,
 ): Promise<IntegrationStatus> {
   const principal = requireOrgRole(ctx, 'admin');
   const integration = findIntegration(id);
   if (!integration) throw new NotFoundError(`No integration named ${id}`);
-  const stored = await storedCredentials(principal.orgId);
+  const stored = await credentialUpdateTimes(principal.orgId);
   const problems: ErrorDetail[] = [];
   for (const name of Object.keys(fields)) {
     if (!integration.fields.some((field) => field.name === name)) {
-      problems.push({ path: `body.fields.${name}`, message: `is not a field of ${integration.name}` });
+      problems.push({ path: `fields.${name}`, message: `is not a field of ${integration.name}` });
     }
   }
   for (const field of integration.fields) {
     const value = fields[field.name];
     if (value === undefined) {
       if (field.required && !stored.has(credentialNameOf(integration, field))) {
-        problems.push({ path: `body.fields.${field.name}`, message: 'is required' });
+        problems.push({ path: `fields.${field.name}`, message: 'is required' });
       }
       continue;
     }
     if (FORMAT_CHECKS[field.format] && !FORMAT_CHECKS[field.format]?.(value)) {
-      problems.push({ path: `body.fields.${field.name}`, message: `must be a valid ${field.format}` });
+      problems.push({ path: `fields.${field.name}`, message: `must be a valid ${field.format}` });
     }
   }
   if (problems.length > 0)
     throw new ValidationError(`The ${integration.name} fields are not valid`, problems);
 
-  const now = ctx.clock.now();
   for (const field of integration.fields) {
     const value = fields[field.name];
     if (value === undefined) continue;
-    await saveCredential(keys, {
+    const { credential } = await saveCredential(ctx, {
       orgId: principal.orgId,
       key: credentialNameOf(integration, field),
       value,
       description: `${integration.name}: ${field.label}`,
       actor: actorOf(principal),
-      now,
     });
-    stored.set(credentialNameOf(integration, field), now.toISOString());
+    stored.set(credential.key, credential.updated_at);
   }
   await recordActivity(
     principal.orgId,
@@ -156,7 +133,7 @@ export async function configureIntegration(
       entity_id: integration.id,
       metadata: { fields: Object.keys(fields) },
     },
-    now,
+    ctx.clock.now(),
   );
   return statusOf(integration, stored);
 }

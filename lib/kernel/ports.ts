@@ -49,8 +49,26 @@ export interface MessageQueue {
   send(queue: QueueName, body: unknown, options?: { delaySeconds?: number }): Promise<void>;
 }
 
-/** What a checkout sells: a subscription tier (recurring) or a token package (one payment). */
-export type CheckoutItem = { kind: 'tier'; tier: string } | { kind: 'package'; package: string };
+/**
+ * A price as the provider charges it, resolved by the billing domain from its catalogue: the provider
+ * turns it into its own line item and never looks a price up itself.
+ */
+export interface PriceLine {
+  /** What the customer sees on the payment page, e.g. `Pro plan`. */
+  name: string;
+  /** In the currency's smallest unit (cents). */
+  amountCents: number;
+  currency: string;
+  /** Set for a subscription: charged again every interval. Absent for a one-time payment. */
+  interval?: 'month';
+  /** Kept by the provider on the product it charges for (`{ tier: 'pro' }`), for its own dashboard. */
+  metadata: Record<string, string>;
+}
+
+/** What a checkout sells, with its price: a subscription tier (recurring) or a token package (one payment). */
+export type CheckoutItem = ({ kind: 'tier'; tier: string } | { kind: 'package'; package: string }) & {
+  price: PriceLine;
+};
 
 export interface CheckoutSession {
   id: string;
@@ -67,9 +85,10 @@ export interface PaymentIntent {
 }
 
 /**
- * The payment provider (Stripe in aws mode, a local stand-in otherwise). Prices and token counts come
- * from lib/billing/catalogue; the provider only turns them into sessions and intents. Completed payments
- * come back through the signed payments webhook, never through these calls' answers.
+ * The payment provider (Stripe in aws mode, a local stand-in otherwise). The billing domain resolves
+ * prices and token counts from its catalogue and hands them over; the provider only turns them into
+ * sessions and intents. Completed payments come back through the signed payments webhook, never through
+ * these calls' answers.
  */
 export interface PaymentsProvider {
   readonly kind: 'stripe' | 'local';
@@ -81,10 +100,15 @@ export interface PaymentsProvider {
     customerId: string;
     returnUrl: string;
   }): Promise<{ url: string }>;
-  /** The same `idempotencyKey` answers the same intent (the provider deduplicates on it). */
+  /**
+   * An intent to pay for a token package (`package`, its slug, is written into the intent's metadata for
+   * the payments webhook). The same `idempotencyKey` answers the same intent (the provider deduplicates).
+   */
   createPaymentIntent(input: {
     orgId: string;
     package: string;
+    amountCents: number;
+    currency: string;
     idempotencyKey: string;
   }): Promise<PaymentIntent>;
 }

@@ -1,18 +1,16 @@
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
-import { table } from '#lib/db/table';
-import type { TransactItem } from '#lib/db/transactions';
-import { itemExists } from '#lib/db/transactions';
 import type { ProductStatus } from '#lib/products/product-status';
-import { TASK_STATUSES, type TaskStatus } from '#lib/tasks/task-status';
+import { isOpen, TASK_STATUSES, type TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * Where products live in the table. A product's slug never changes, so the record is keyed by it: the
- * key is the slug's uniqueness guard and GET /products/{slug} is one GetItem. Tasks and the public API
- * name products by integer id, which a small pointer item resolves.
+ * Where products live in the table (access patterns: lib/products/product-records.ts). A product's slug
+ * never changes, so the record is keyed by it: the key is the slug's uniqueness guard and
+ * GET /products/{slug} is one GetItem. Tasks and the public API name products by integer id, which a
+ * small pointer item resolves.
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | product | `T#<org>` | `PRODUCT#<slug>` | `task_counts`: tasks by status, kept in each task write's transaction |
+ * | product | `T#<org>` | `PRODUCT#<slug>` | `task_counts`: its tasks by status, kept by each task write |
  * | id pointer | `T#<org>` | `PRODUCTID#<id>` | `slug` |
  */
 export const productKeys = {
@@ -27,9 +25,7 @@ export type TaskCounts = Record<TaskStatus, number>;
 export const emptyTaskCounts = (): TaskCounts =>
   Object.fromEntries(TASK_STATUSES.map((status) => [status, 0])) as TaskCounts;
 
-export interface ProductItem {
-  pk: string;
-  sk: string;
+export interface ProductItem extends TableKey {
   id: number;
   name: string;
   slug: string;
@@ -44,51 +40,42 @@ export interface ProductItem {
   updated_at: string;
 }
 
-export async function getProductBySlug(
-  orgId: string,
-  slug: string,
-  consistent = false,
-): Promise<ProductItem | undefined> {
-  const { Item } = await table.get({ Key: productKeys.bySlug(orgId, slug), ConsistentRead: consistent });
-  return Item as ProductItem | undefined;
+export interface ProductStats {
+  tasks: TaskCounts;
+  total_tasks: number;
+  open_tasks: number;
 }
 
-export async function getProductById(orgId: string, id: number): Promise<ProductItem | undefined> {
-  const { Item: pointer } = await table.get({ Key: productKeys.idPointer(orgId, id) });
-  return pointer ? getProductBySlug(orgId, String(pointer.slug)) : undefined;
-}
+/** A product as the API shows it: the item without keys, its task counts as `stats`. */
+export type Product = Omit<ProductItem, 'pk' | 'sk' | 'task_counts'> & { stats: ProductStats };
 
-/**
- * The change to a product's `task_counts` when one of its tasks appears (`from` absent), leaves
- * (`to` absent) or changes state, for the task write's transaction. The condition makes the task write
- * fail rather than count into a product that is not there.
- *
- * @example
- * writes.push(taskCountsChange(orgId, 'acme', { from: 'todo', to: 'done' })!);
- */
-export function taskCountsChange(
-  orgId: string,
-  slug: string,
-  change: { from?: TaskStatus; to?: TaskStatus },
-): TransactItem | undefined {
-  if (change.from === change.to) return undefined;
-  const sets: string[] = [];
-  const names: Record<string, string> = { '#counts': 'task_counts' };
-  if (change.from) {
-    names['#from'] = change.from;
-    sets.push('#counts.#from = if_not_exists(#counts.#from, :zero) - :one');
-  }
-  if (change.to) {
-    names['#to'] = change.to;
-    sets.push('#counts.#to = if_not_exists(#counts.#to, :zero) + :one');
-  }
+export function productStats(counts: Partial<TaskCounts> | undefined): ProductStats {
+  const tasks = { ...emptyTaskCounts(), ...counts };
   return {
-    Update: {
-      Key: productKeys.bySlug(orgId, slug),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: itemExists,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
-    },
+    tasks,
+    total_tasks: TASK_STATUSES.reduce((sum, status) => sum + tasks[status], 0),
+    open_tasks: TASK_STATUSES.filter(isOpen).reduce((sum, status) => sum + tasks[status], 0),
   };
 }
+
+export const toProduct = (item: ProductItem): Product => ({
+  id: item.id,
+  name: item.name,
+  slug: item.slug,
+  tagline: item.tagline ?? null,
+  description: item.description ?? null,
+  status: item.status,
+  domain: item.domain ?? null,
+  brand_color: item.brand_color ?? null,
+  accent_color: item.accent_color ?? null,
+  stats: productStats(item.task_counts),
+  created_at: item.created_at,
+  updated_at: item.updated_at,
+});
+
+/** The colours a product update decided on are still the ones it read (`#seen_<field>`, `:seen_<field>`). */
+export const colorIs = (field: 'brand_color' | 'accent_color'): string => `#seen_${field} = :seen_${field}`;
+
+/** …or, where the update read none, there is still none (`:nullType` is `NULL`). */
+export const colorIsUnset = (field: 'brand_color' | 'accent_color'): string =>
+  `attribute_not_exists(#seen_${field}) OR attribute_type(#seen_${field}, :nullType)`;

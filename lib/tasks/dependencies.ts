@@ -3,7 +3,7 @@ import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { ValidationError } from '#lib/errors';
-import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
+import { type TaskItem, taskKeys, versionIs } from '#lib/tasks/task-keys';
 import { isOpen, type TaskStatus } from '#lib/tasks/task-status';
 
 /**
@@ -29,13 +29,13 @@ export async function readTasks(orgId: string, ids: Iterable<number>): Promise<M
   return found;
 }
 
-const dependencyError = (message: string) =>
-  new ValidationError(message, [{ path: 'body.depends_on', message }]);
+const dependencyError = (message: string) => new ValidationError(message, [{ path: 'depends_on', message }]);
 
 /**
  * Checks a new `depends_on` for task `id` (undefined while it is being created): every task exists, none
  * is the task itself, and none reaches back to it through their own dependencies. Returns the
- * transaction items that keep the answer true until commit: a version check on each walked task.
+ * transaction items that keep the answer true until commit: a version check on each walked task
+ * (refused with reason `dependency-changed`).
  */
 export async function checkDependencies(
   orgId: string,
@@ -69,12 +69,14 @@ export async function checkDependencies(
   return [...walked.values()].slice(0, GUARDED_NODES).map((node) => unchanged(orgId, node));
 }
 
+/** Refused with reason `dependency-changed` when a walked task changed before the commit. */
 const unchanged = (orgId: string, node: Node): TransactItem => ({
   ConditionCheck: {
     Key: taskKeys.byId(orgId, node.id),
-    ConditionExpression: 'version = :version',
+    ConditionExpression: versionIs,
     ExpressionAttributeValues: { ':version': node.version },
   },
+  reason: 'dependency-changed',
 });
 
 /** The reverse links to add and remove when task `id`'s dependencies change. */

@@ -3,18 +3,19 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * Where tasks live in the table (search postings: lib/tasks/search-index.ts).
+ * Where tasks live in the table (search postings: lib/tasks/search-index.ts; reads:
+ * lib/tasks/task-queries.ts; single-task reads and write items: lib/tasks/task-records.ts).
  *
- * | record | pk | sk | indexes |
+ * | record | pk | sk | notes |
  * |---|---|---|---|
- * | task | `T#<org>` | `TASK#<id>` | gsi1 by status and gsi2 by assignee (keys below) |
- * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | `depends_on` reversed, for `blocking.blocks` |
- * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | while open: the duplicate check |
+ * | task | `T#<org>` | `TASK#<id>` | `version` is raised by every write |
+ * | … by status | gsi1 `T#<org>#TASKS#<status>` | `<priority>#<id>` | lists by status, `next` |
+ * | … by assignee | gsi2 `T#<org>#ASSIGNEE#<assignee>` | `<status>#<priority>#<id>` | an assignee's tasks |
+ * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | reverse `depends_on`, for `blocking.blocks` |
+ * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
  *
- * A task's index keys: gsi1 (by status) `T#<org>#TASKS#<status>` / `<priority>#<id>`; gsi2 (by assignee)
- * `T#<org>#ASSIGNEE#<assignee>` / `<status>#<priority>#<id>`.
- *
+ * An open title is held while its task is open (not done or cancelled).
  * Within a status, both index sort keys run by priority and then id, so `next` is the first item of a
  * Query: of the status partition, or of the assignee's partition narrowed to `todo#`. An assignee's
  * tasks, of any or some states, are one Query away.
@@ -97,27 +98,11 @@ export function taskIndexes(orgId: string, id: number, fields: TaskFields) {
   };
 }
 
-export interface Task {
-  id: number;
-  title: string;
-  description: string | null;
-  status: TaskStatus;
-  priority: TaskPriority;
-  assignee: string | null;
-  product: string | null;
-  product_id: number | null;
-  category: string | null;
-  tags: string | null;
-  type: string | null;
-  estimated_minutes: number | null;
-  due_date: string | null;
-  resolution: string | null;
-  max_duration_seconds: number | null;
-  depends_on: number[];
-  completed_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A task as both APIs show it: the item without keys, version and author, its product named by slug. */
+export type Task = Omit<
+  TaskItem,
+  'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'created_by' | 'product_slug'
+> & { product: string | null };
 
 export const toTask = (item: TaskItem): Task => ({
   id: item.id,
@@ -143,3 +128,9 @@ export const toTask = (item: TaskItem): Task => ({
 
 /** The public API's view: the same record, with `assigned_to` for assignee. */
 export const toPublicTask = (task: Task) => ({ ...task, assigned_to: task.assignee });
+
+/** The task is as the writer read it (`:version`): every write is conditional on the version it read. */
+export const versionIs = 'version = :version';
+
+/** An open-title guard held by task `:id`, or none at all: a release never takes another task's title. */
+export const titleFreeOrHeldBy = 'attribute_not_exists(pk) OR task_id = :id';

@@ -3,16 +3,17 @@ import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
-import { ValidationError } from '#lib/errors';
+import { NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import { hasOpenDependency } from '#lib/tasks/dependencies';
+import { type Blocking, blockingOf, hasOpenDependency } from '#lib/tasks/dependencies';
 import { matchesSearch, searchCandidates, words } from '#lib/tasks/search-index';
 import { assigneeKey, type Task, type TaskItem, taskKeys, toTask } from '#lib/tasks/task-keys';
+import { getTaskItem } from '#lib/tasks/task-records';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * The read side of tasks: lists with filters, full-text search and `next`. Each list reads only what
- * its filters select, by the cheapest route:
+ * The read side of tasks: one task with its blocking, lists with filters, full-text search and `next`.
+ * Each list reads only what its filters select, by the cheapest route:
  *
  * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
  * - `assignee`: the assignee index, all of the assignee's tasks or one Query per status asked for;
@@ -84,16 +85,15 @@ export async function listTaskItems(
   }
   const unfiltered = Object.values(filter).every((value) => value === undefined);
   if (unfiltered) return newestTasks(orgId, page);
-  return queryPage<TaskItem>(
-    {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
-      ScanIndexForward: false,
-    },
-    page,
-    keep,
-  );
+  return queryPage<TaskItem>(newestFirstQuery(orgId), page, keep);
 }
+
+/** The task collection itself, newest first. */
+const newestFirstQuery = (orgId: string): QueryInput => ({
+  KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+  ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
+  ScanIndexForward: false,
+});
 
 /**
  * The unfiltered list: the total from the organization's task count, and only the tasks up to the end
@@ -106,9 +106,7 @@ async function newestTasks(orgId: string, page: PageRequest): Promise<Page<TaskI
     let startKey: Record<string, unknown> | undefined;
     while (items.length < wanted) {
       const result = await table.query({
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.prefix },
-        ScanIndexForward: false,
+        ...newestFirstQuery(orgId),
         Limit: wanted - items.length,
         ExclusiveStartKey: startKey,
       });
@@ -241,4 +239,12 @@ export async function listTasks(
   }
   const found = await listTaskItems(principal.orgId, filter, page);
   return { items: found.items.map(toTask), total: found.total, ...page };
+}
+
+/** GET /tasks/{id} and GET /v1/public/tasks/{id}: the task, and what it blocks and is blocked by. */
+export async function getTask(ctx: RequestContext, id: number): Promise<Task & { blocking: Blocking }> {
+  const { orgId } = requirePrincipal(ctx);
+  const item = await getTaskItem({ orgId, id });
+  if (!item) throw new NotFoundError(`No task ${id}`);
+  return { ...toTask(item), blocking: await blockingOf(orgId, item) };
 }

@@ -1,70 +1,37 @@
 import type { Principal, RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import { allOf, itemIsNew } from '#lib/db/conditions';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import {
+  type BalanceItem,
+  balanceCovers,
+  balanceIs,
+  balanceIsZero,
+  type EntryItem,
+  type LedgerEntry,
+  ledgerKeys,
+  type ReferenceItem,
+  toEntry,
+} from '#lib/tokens/ledger-keys';
 import type { LedgerType } from '#lib/tokens/types';
 
 /**
- * The organization's token ledger: one balance item (`T#<org>` / `TOKENS`) and an append-only list of
- * entries (`T#<org>` / `TOKENTX#<ISO time>#<random>`). The balance changes only in the same
- * transaction as the entry that explains it, so the sum of the entries is always the balance.
+ * The organization's token ledger: one balance item and an append-only list of entries (keys and item
+ * types: lib/tokens/ledger-keys.ts). The balance changes only in the same transaction as the entry that
+ * explains it, so the sum of the entries is always the balance.
  */
 
+export type { LedgerEntry } from '#lib/tokens/ledger-keys';
 export { LEDGER_TYPES, type LedgerType } from '#lib/tokens/types';
-
-export const balanceKey = (orgId: string) => ({ pk: tenantPk(orgId), sk: 'TOKENS' });
-/** Makes a `reference_id` usable once per organization, whatever the type of the entry. */
-export const referenceKey = (orgId: string, referenceId: string) => ({
-  pk: tenantPk(orgId),
-  sk: `TOKENREF#${referenceId}`,
-});
-
-const ENTRY_PREFIX = 'TOKENTX#';
 
 /** Who made a change, as the ledger records it: `user:<id>` or `api_key:<id>`. */
 const actorOf = (principal: Principal): string =>
   principal.userId !== undefined ? `user:${principal.userId}` : `api_key:${principal.keyId}`;
-
-interface BalanceItem {
-  pk: string;
-  sk: string;
-  balance: number;
-  updated_at: string;
-}
-
-interface EntryItem {
-  pk: string;
-  sk: string;
-  id: string;
-  type: LedgerType;
-  amount: number;
-  balance_after: number | null;
-  action: string;
-  reference_id: string | null;
-  metadata: Record<string, unknown> | null;
-  created_at: string;
-  actor: string;
-}
-
-interface ReferenceItem {
-  pk: string;
-  sk: string;
-  transaction_id: string;
-  entry_sk: string;
-}
-
-export type LedgerEntry = Omit<EntryItem, 'pk' | 'sk'>;
-
-const toEntry = ({ pk: _pk, sk: _sk, ...entry }: EntryItem): LedgerEntry => ({
-  ...entry,
-  balance_after: entry.balance_after ?? null,
-  reference_id: entry.reference_id ?? null,
-  metadata: entry.metadata ?? null,
-});
 
 export interface LedgerChange {
   orgId: string;
@@ -87,14 +54,15 @@ export interface LedgerChange {
 }
 
 /**
- * The TransactWriteItems of one ledger change, for callers to put in their own transaction:
- * 0 the balance update (`ADD balance :amount`, guarded so it never goes negative), 1 the entry, and
- * 2 (only with a reference id) the idempotency guard. Indices matter for `transact`'s conflict map.
+ * The TransactWriteItems of one ledger change, for callers to put in their own transaction: the balance
+ * update (`ADD balance :amount`, guarded so it never goes negative; refused with reason
+ * `balance-moved`), the entry, and (only with a reference id) the idempotency guard (refused with
+ * reason `reference-used`).
  */
 export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; entry: LedgerEntry } {
   const at = change.now.toISOString();
   const id = `tx_${randomBase62(16)}`;
-  const sk = `${ENTRY_PREFIX}${at}#${randomBase62(8)}`;
+  const sk = ledgerKeys.entrySort(at, randomBase62(8));
   const known = change.balanceBefore;
   if (known !== undefined && known + change.amount < 0) {
     throw new Error('ledgerWrites: the change would make the balance negative');
@@ -102,18 +70,14 @@ export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; en
   const conditions: string[] = [];
   const values: Record<string, unknown> = { ':amount': change.amount, ':at': at };
   if (known !== undefined) {
-    // A missing balance item is a balance of 0 (organizations created before the ledger existed).
-    conditions.push(
-      known === 0 ? '(attribute_not_exists(balance) OR balance = :before)' : 'balance = :before',
-    );
+    conditions.push(known === 0 ? balanceIsZero : balanceIs);
     values[':before'] = known;
   } else if (change.amount < 0) {
-    conditions.push('balance >= :needed');
+    conditions.push(balanceCovers);
     values[':needed'] = -change.amount;
   }
   const entryItem: EntryItem = {
-    pk: tenantPk(change.orgId),
-    sk,
+    ...ledgerKeys.entry(change.orgId, sk),
     id,
     type: change.type,
     amount: change.amount,
@@ -127,21 +91,22 @@ export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; en
   const writes: TransactItem[] = [
     {
       Update: {
-        Key: balanceKey(change.orgId),
+        Key: ledgerKeys.balance(change.orgId),
         UpdateExpression: 'ADD balance :amount SET updated_at = :at',
-        ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
+        ...(conditions.length > 0 ? { ConditionExpression: allOf(...conditions) } : {}),
         ExpressionAttributeValues: values,
       },
+      reason: 'balance-moved',
     },
-    { Put: { Item: entryItem, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { Item: entryItem, ConditionExpression: itemIsNew } },
   ];
   if (change.referenceId !== undefined) {
     const guard: ReferenceItem = {
-      ...referenceKey(change.orgId, change.referenceId),
+      ...ledgerKeys.reference(change.orgId, change.referenceId),
       transaction_id: id,
       entry_sk: sk,
     };
-    writes.push({ Put: { Item: guard, ConditionExpression: 'attribute_not_exists(pk)' } });
+    writes.push({ Put: { Item: guard, ConditionExpression: itemIsNew }, reason: 'reference-used' });
   }
   return { writes, entry: toEntry(entryItem) };
 }
@@ -155,7 +120,7 @@ export interface Balance {
 
 /** The organization's balance; 0 when it never had a ledger change. Strongly consistent. */
 export async function getBalance(orgId: string): Promise<Balance> {
-  const found = await table.get({ Key: balanceKey(orgId), ConsistentRead: true });
+  const found = await table.get({ Key: ledgerKeys.balance(orgId), ConsistentRead: true });
   const item = found.Item as BalanceItem | undefined;
   return { balance: item?.balance ?? 0, organization_id: orgId, updated_at: item?.updated_at ?? null };
 }
@@ -174,7 +139,7 @@ export async function listTransactions(
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :tx)',
       ExpressionAttributeValues: {
         ':pk': tenantPk(principal.orgId),
-        ':tx': ENTRY_PREFIX,
+        ':tx': ledgerKeys.entryPrefix,
         ...(input.type ? { ':type': input.type } : {}),
       },
       ...(input.type
@@ -188,14 +153,35 @@ export async function listTransactions(
   return { items: result.items.map(toEntry), total: result.total };
 }
 
+/** Tokens consumed in a period: the sum of `consume` ledger entries (their amounts, whatever the sign). */
+export async function tokensConsumed(orgId: string, period: { start: string; end: string }): Promise<number> {
+  let total = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await table.query({
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: '#type = :consume',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: {
+        ':pk': tenantPk(orgId),
+        ':from': `${ledgerKeys.entryPrefix}${period.start}`,
+        ':to': `${ledgerKeys.entryPrefix}${period.end}`,
+        ':consume': 'consume',
+      },
+      ProjectionExpression: 'amount',
+      ExclusiveStartKey: startKey,
+    });
+    for (const item of result.Items ?? []) total += Math.abs(Number(item.amount) || 0);
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return total;
+}
+
 export interface ConsumeResult {
   transaction: LedgerEntry;
   balance: number;
   duplicate: boolean;
 }
-
-class BalanceMoved extends Error {}
-class DuplicateReference extends Error {}
 
 const MAX_ATTEMPTS = 60;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -235,23 +221,13 @@ export async function consume(
       balanceBefore: balance,
     });
     try {
-      await transact(writes, {
-        0: () => new BalanceMoved(),
-        2: () => new DuplicateReference(),
-      });
+      await transact(writes);
       return { transaction: entry, balance: balance - input.amount, duplicate: false };
     } catch (error) {
-      // A duplicate is answered by the next round's reference lookup; a moved balance or a colliding
-      // transaction (ConflictError from `transact`) by reading the balance again.
-      if (
-        !(
-          error instanceof BalanceMoved ||
-          error instanceof DuplicateReference ||
-          error instanceof ConflictError
-        )
-      ) {
-        throw error;
-      }
+      // Refused conditions (`balance-moved`, `reference-used`) and a colliding transaction are all
+      // ConflictErrors: a used reference is answered by the next round's reference lookup, a moved
+      // balance or a collision by reading the balance again.
+      if (!(error instanceof ConflictError)) throw error;
       await sleep(Math.random() * Math.min(200, 5 * 2 ** Math.min(attempt, 6)));
     }
   }
@@ -260,13 +236,10 @@ export async function consume(
 
 /** The result of the consume that first used `referenceId`, or undefined when there was none. */
 async function earlierResult(orgId: string, referenceId: string): Promise<ConsumeResult | undefined> {
-  const guard = await table.get({ Key: referenceKey(orgId, referenceId), ConsistentRead: true });
+  const guard = await table.get({ Key: ledgerKeys.reference(orgId, referenceId), ConsistentRead: true });
   const reference = guard.Item as ReferenceItem | undefined;
   if (!reference) return undefined;
-  const found = await table.get({
-    Key: { pk: tenantPk(orgId), sk: reference.entry_sk },
-    ConsistentRead: true,
-  });
+  const found = await table.get({ Key: ledgerKeys.entry(orgId, reference.entry_sk), ConsistentRead: true });
   const entry = toEntry(found.Item as EntryItem);
   // The first result: the balance right after that change, not the balance now.
   return {

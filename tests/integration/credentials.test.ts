@@ -1,7 +1,7 @@
 import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as credentials } from '#functions/http/credentials';
-import { credentialKey } from '#lib/credentials/store';
+import { credentialKeys } from '#lib/credentials/credential-keys';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { logger } from '#lib/logger';
@@ -95,7 +95,7 @@ describe('the credential store over its endpoints', () => {
     await db.send(
       new UpdateCommand({
         TableName: TABLE,
-        Key: credentialKey(owner.orgId, 'k2'),
+        Key: credentialKeys.byKey(owner.orgId, 'k2'),
         UpdateExpression: 'SET envelope.ciphertext = :forged',
         ExpressionAttributeValues: { ':forged': Buffer.from('forged bytes').toString('base64') },
       }),

@@ -2,8 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { handler as credentials } from '#functions/http/credentials';
 import { handler as integrations } from '#functions/http/integrations';
 import { keys as keyManagement } from '#lib/app/keys';
-import { readCredentialValue } from '#lib/credentials/store';
+import * as Credentials from '#lib/credentials/store';
+import type { KeyManagement } from '#lib/kernel/ports';
+import { contextWith } from '#tests/support/context';
 import { call, joinOrganization, newUser } from '#tests/support/identity';
+
+/** A stored value, read with the key service `keys` as the service itself reads it. */
+const readCredentialValue = (keys: KeyManagement, orgId: string, key: string) =>
+  Credentials.readCredentialValue(contextWith({ keys }), orgId, key);
 
 describe('integrations', () => {
   it('lists the catalogue with every integration not configured for a new organization', async () => {

@@ -3,7 +3,7 @@ import { handler as products } from '#functions/http/products';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
-import { taskCountsChange } from '#lib/products/product-keys';
+import { taskCountsChange } from '#lib/products/product-records';
 import { type CallOptions, call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 
 beforeAll(async () => {
@@ -435,7 +435,9 @@ describe('GET /products', () => {
     ] as const;
     for (const move of moves) {
       await transact(
-        [taskCountsChange(owner.orgId, 'busy', move)].flatMap((write) => (write ? [write] : [])),
+        [taskCountsChange({ orgId: owner.orgId, slug: 'busy', ...move })].flatMap((write) =>
+          write ? [write] : [],
+        ),
       );
     }
 

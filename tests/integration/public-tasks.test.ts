@@ -8,6 +8,7 @@ import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/ada
 import { fixedClock } from '#lib/kernel/clock';
 import type { MessageQueue } from '#lib/kernel/ports';
 import { requeueUnqueued } from '#lib/webhooks/outbound/events';
+import { contextWith } from '#tests/support/context';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
 import {
@@ -653,10 +654,16 @@ describe('the task_completed event when its message cannot be queued at once', (
     refusing = false;
     await queue.drain();
     const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(owner));
-    const soon = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 30_000)) });
-    const later = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) });
+    const soon = await requeueUnqueued(
+      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 30_000)) }),
+    );
+    const later = await requeueUnqueued(
+      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }),
+    );
     await queue.drain();
-    const again = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 120_000)) });
+    const again = await requeueUnqueued(
+      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 120_000)) }),
+    );
     await queue.drain();
 
     // Assess

@@ -3,10 +3,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
-import { fixedClock, systemClock } from '#lib/kernel/clock';
+import { fixedClock } from '#lib/kernel/clock';
 import type { MessageQueue } from '#lib/kernel/ports';
-import type { DeliveryDeps } from '#lib/webhooks/outbound/delivery-attempts';
+import type { DeliveryPolicy } from '#lib/webhooks/outbound/delivery-attempts';
 import { enqueueDelivery, publishEvent, requeueUnqueued } from '#lib/webhooks/outbound/events';
+import { contextWith } from '#tests/support/context';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
@@ -29,7 +30,7 @@ const FAST_RETRIES = [0.02, 0.02, 0.02, 0.02, 0.02];
 const ATTEMPTS = FAST_RETRIES.length + 1;
 
 /** An in-process queue whose consumer is the delivery function, built with `overrides`. */
-function deliveryQueue(overrides: Partial<DeliveryDeps> = {}): MemoryQueue {
+function deliveryQueue(overrides: Partial<DeliveryPolicy> = {}): MemoryQueue {
   const consumers: MemoryQueueOptions['consumers'] = {};
   const queue = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
   consumers['webhook-delivery'] = webhookDeliveryHandler({
@@ -255,12 +256,10 @@ describe('publishEvent', () => {
     const task = { id: 7, title: 'Summarize the logs', status: 'done' };
 
     // Act
-    const delivery = await publishEvent(
-      owner.orgId,
-      'task_completed',
-      { task, tokens_used: 1234 },
-      { queue, clock: systemClock },
-    );
+    const delivery = await publishEvent(contextWith({ queue }), owner.orgId, 'task_completed', {
+      task,
+      tokens_used: 1234,
+    });
     await queue.drain();
 
     // Assess
@@ -285,15 +284,14 @@ describe('publishEvent', () => {
     };
 
     // Act
-    const delivery = await publishEvent(
-      owner.orgId,
-      'task_completed',
-      { task: { id: 9 } },
-      { queue: refusing, clock: systemClock },
-    );
+    const delivery = await publishEvent(contextWith({ queue: refusing }), owner.orgId, 'task_completed', {
+      task: { id: 9 },
+    });
     await queue.drain();
     const before = hook.received.length;
-    const swept = await requeueUnqueued({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) });
+    const swept = await requeueUnqueued(
+      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }),
+    );
     await queue.drain();
 
     // Assess
@@ -311,12 +309,9 @@ describe('publishEvent', () => {
     const { owner, options } = await tenantWithWebhook(hook.url);
 
     // Act
-    const delivery = await publishEvent(
-      owner.orgId,
-      'agent_error',
-      { agent: { id: 1 } },
-      { queue, clock: systemClock },
-    );
+    const delivery = await publishEvent(contextWith({ queue }), owner.orgId, 'agent_error', {
+      agent: { id: 1 },
+    });
     await queue.drain();
 
     // Assess
@@ -477,11 +472,11 @@ describe('the delivery function', () => {
     const hook = await receiver(() => 200);
     const { owner, options } = await tenantWithWebhook(hook.url);
     const queued = recordingQueue();
-    const delivery = await enqueueDelivery(
-      owner.orgId,
-      { type: 'test', url: hook.url, data: { n: 1 } },
-      { queue: queued, clock: systemClock },
-    );
+    const delivery = await enqueueDelivery(contextWith({ queue: queued }), owner.orgId, {
+      type: 'test',
+      url: hook.url,
+      data: { n: 1 },
+    });
     const consumer = webhookDeliveryHandler({ ports: { queue: queued }, retryDelaysSeconds: FAST_RETRIES });
     const [message] = queued.messages;
 
@@ -504,11 +499,11 @@ describe('the delivery function', () => {
     const hook = await receiver(() => 500);
     const { owner, options } = await tenantWithWebhook(hook.url);
     const queued = recordingQueue();
-    const delivery = await enqueueDelivery(
-      owner.orgId,
-      { type: 'test', url: hook.url, data: {} },
-      { queue: queued, clock: systemClock },
-    );
+    const delivery = await enqueueDelivery(contextWith({ queue: queued }), owner.orgId, {
+      type: 'test',
+      url: hook.url,
+      data: {},
+    });
     const [first] = queued.messages;
     let refuse = true;
     const flaky: MessageQueue = {
@@ -538,11 +533,11 @@ describe('the delivery function', () => {
     const hook = await receiver(() => 200);
     const { owner } = await tenantWithWebhook(hook.url);
     const queued = recordingQueue();
-    await enqueueDelivery(
-      owner.orgId,
-      { type: 'test', url: hook.url, data: {} },
-      { queue: queued, clock: systemClock },
-    );
+    await enqueueDelivery(contextWith({ queue: queued }), owner.orgId, {
+      type: 'test',
+      url: hook.url,
+      data: {},
+    });
     const consumer = webhookDeliveryHandler({ ports: { queue: queued }, retryDelaysSeconds: FAST_RETRIES });
 
     // Act

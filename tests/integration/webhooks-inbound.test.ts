@@ -12,6 +12,7 @@ import { tenantPk } from '#lib/db/keys';
 import { groupHandler } from '#lib/http/group-handler';
 import { fixedClock } from '#lib/kernel/clock';
 import { logger } from '#lib/logger';
+import { contextWith } from '#tests/support/context';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 import { captureLogs } from '#tests/support/logs';
@@ -49,12 +50,11 @@ async function organization(withSecrets = true): Promise<Organization> {
   const secrets = { git: newSecret(), deploy: newSecret(), chat: newSecret() };
   if (withSecrets) {
     for (const [source, value] of Object.entries(secrets)) {
-      await saveCredential(keyManagement(), {
+      await saveCredential(contextWith({ keys: keyManagement }), {
         orgId: owner.orgId,
         key: `webhook.${source}.secret`,
         value,
         actor: `user:${owner.id}`,
-        now: new Date(),
       });
     }
   }

@@ -1,11 +1,11 @@
 import Stripe from 'stripe';
-import { findPackage, findTier } from '#lib/billing/catalogue';
-import type { CheckoutItem, PaymentsProvider } from '#lib/kernel/ports';
+import type { PaymentsProvider, PriceLine } from '#lib/kernel/ports';
 
 /**
- * The Stripe adapter of PaymentsProvider. Prices come from the catalogue as inline `price_data` (no
- * Price objects to create or keep in sync in the Stripe dashboard): a tier is a monthly recurring line
- * in a subscription-mode checkout, a token package one line in a payment-mode checkout.
+ * The Stripe adapter of PaymentsProvider. The billing domain hands over each price, which goes to Stripe
+ * as inline `price_data` (no Price objects to create or keep in sync in the Stripe dashboard): a tier is
+ * a monthly recurring line in a subscription-mode checkout, a token package one line in a payment-mode
+ * checkout.
  *
  * Every session and intent carries `metadata.org_id` and `metadata.kind`, which the payments webhook
  * reads back to know whom a completed payment is for and what it bought.
@@ -44,7 +44,7 @@ export function stripePayments(stripe: Stripe): PaymentsProvider {
           ? await stripe.checkout.sessions.create({
               ...common,
               mode: 'subscription',
-              line_items: [tierLine(input)],
+              line_items: [lineItem(input.price)],
               metadata: { org_id: input.orgId, kind: 'tier', tier: input.tier },
               // customer.subscription.* events carry the subscription's metadata, not the session's.
               subscription_data: { metadata: { org_id: input.orgId, tier: input.tier } },
@@ -52,7 +52,7 @@ export function stripePayments(stripe: Stripe): PaymentsProvider {
           : await stripe.checkout.sessions.create({
               ...common,
               mode: 'payment',
-              line_items: [packageLine(input.package)],
+              line_items: [lineItem(input.price)],
               metadata: { org_id: input.orgId, kind: 'package', package: input.package },
               // Marked as part of a checkout, so that its payment_intent.succeeded does not deposit twice.
               payment_intent_data: {
@@ -72,17 +72,15 @@ export function stripePayments(stripe: Stripe): PaymentsProvider {
     },
 
     async createPaymentIntent(input) {
-      const tokenPackage = findPackage(input.package);
-      if (!tokenPackage) throw new Error(`Unknown token package ${input.package}`);
       const intent = await stripe.paymentIntents.create(
         {
-          amount: tokenPackage.price_cents,
-          currency: tokenPackage.currency,
+          amount: input.amountCents,
+          currency: input.currency,
           automatic_payment_methods: { enabled: true },
           metadata: {
             org_id: input.orgId,
             kind: 'package',
-            package: tokenPackage.slug,
+            package: input.package,
             source: 'payment_intent',
           },
         },
@@ -99,34 +97,15 @@ export function stripePayments(stripe: Stripe): PaymentsProvider {
   };
 }
 
-function tierLine(item: Extract<CheckoutItem, { kind: 'tier' }>) {
-  const tier = findTier(item.tier);
-  if (!tier || tier.price_monthly_cents === null || tier.price_monthly_cents === 0) {
-    throw new Error(`Tier ${item.tier} is not sold through checkout`);
-  }
+/** One checkout line of `price`, as Stripe's inline `price_data`. */
+function lineItem(price: PriceLine) {
   return {
     quantity: 1,
     price_data: {
-      currency: tier.currency,
-      unit_amount: tier.price_monthly_cents,
-      recurring: { interval: 'month' as const },
-      product_data: { name: `${tier.name} plan`, metadata: { tier: tier.id } },
-    },
-  };
-}
-
-function packageLine(slug: string) {
-  const tokenPackage = findPackage(slug);
-  if (!tokenPackage) throw new Error(`Unknown token package ${slug}`);
-  return {
-    quantity: 1,
-    price_data: {
-      currency: tokenPackage.currency,
-      unit_amount: tokenPackage.price_cents,
-      product_data: {
-        name: `${tokenPackage.name} token package (${tokenPackage.tokens.toLocaleString('en-US')} tokens)`,
-        metadata: { package: tokenPackage.slug },
-      },
+      currency: price.currency,
+      unit_amount: price.amountCents,
+      ...(price.interval ? { recurring: { interval: price.interval } } : {}),
+      product_data: { name: price.name, metadata: price.metadata },
     },
   };
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { findPackage } from '#lib/billing/catalogue';
 import type { Clock, PaymentsProvider } from '#lib/kernel/ports';
 
 /**
@@ -29,20 +28,15 @@ export function localPayments(options: { apiBaseUrl: string; clock: Clock }): Pa
     },
 
     async createPaymentIntent(input) {
-      const tokenPackage = findPackage(input.package);
-      if (!tokenPackage) throw new Error(`Unknown token package ${input.package}`);
       // Like Stripe's idempotency keys: the same key gives the same intent.
       const id = `pi_local_${digest(`${input.orgId}|${input.idempotencyKey}`)}`;
       return {
         id,
         client_secret: `${id}_secret_${digest(`secret|${id}`, 16)}`,
-        amount: tokenPackage.price_cents,
-        currency: tokenPackage.currency,
+        amount: input.amountCents,
+        currency: input.currency,
         status: 'requires_payment_method',
       };
     },
   };
 }
-
-/** The customer id local checkouts report: one per organization, like a Stripe customer. */
-export const localCustomerId = (orgId: string): string => `cus_local_${digest(orgId, 16)}`;

@@ -1,6 +1,6 @@
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
-import type { KeyManagement } from '#lib/kernel/ports';
+import { itemIsNew } from '#lib/db/conditions';
 import { logger } from '#lib/logger';
 import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -17,11 +17,10 @@ export const CHAT_EVENT = 'chat.message';
 
 export async function receiveChatMessage(
   ctx: RequestContext,
-  keys: KeyManagement,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
   const now = ctx.clock.now();
-  const { orgId } = await verifyInboundWebhook('chat', request, { keys, now });
+  const { orgId } = await verifyInboundWebhook(ctx, 'chat', request);
   const message = parsePayload(ChatMessagePayload, request.body);
   const requestId = `sup_${randomBase62(16)}`;
   const at = now.toISOString();
@@ -54,7 +53,7 @@ export async function receiveChatMessage(
             created_at: at,
             updated_at: at,
           },
-          ConditionExpression: 'attribute_not_exists(pk)',
+          ConditionExpression: itemIsNew,
         },
       },
     ],
@@ -73,9 +72,10 @@ export async function receiveChatMessage(
         type: 'support_request.created',
         id: requestId,
         status: 'open',
-        detail:
-          'Recorded as an open support request for the customer-support workflow; support tasks for agents are ' +
-          'not available yet, so no task was created',
+        detail: [
+          'Recorded as an open support request for the customer-support workflow;',
+          'support tasks for agents are not available yet, so no task was created',
+        ].join(' '),
       },
     ],
     outcome === 'duplicate',

@@ -1,8 +1,8 @@
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import { itemIsNew } from '#lib/db/conditions';
 import type { TransactItem } from '#lib/db/transactions';
 import { deploymentOutcomeWrite } from '#lib/deployments/deployments';
-import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   DeployEventEnvelope,
@@ -33,11 +33,10 @@ const MAX_ERROR_MESSAGE = 1000;
 
 export async function receiveDeployWebhook(
   ctx: RequestContext,
-  keys: KeyManagement,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
   const now = ctx.clock.now();
-  const { orgId } = await verifyInboundWebhook('deploy', request, { keys, now });
+  const { orgId } = await verifyInboundWebhook(ctx, 'deploy', request);
   const { type } = parsePayload(DeployEventEnvelope, request.body);
   if (!(HANDLED_DEPLOY_EVENTS as readonly string[]).includes(type)) {
     return receipt(type, [
@@ -125,7 +124,7 @@ function alertWrite(
         created_at: at,
         updated_at: at,
       },
-      ConditionExpression: 'attribute_not_exists(pk)',
+      ConditionExpression: itemIsNew,
     },
   };
 }

@@ -5,7 +5,6 @@ import { runConfiguredDeployPipeline } from '#lib/deployments/deploy-pipeline';
 import { newDeploymentWrite } from '#lib/deployments/deployments';
 import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
-import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import {
@@ -44,11 +43,10 @@ const MAX_JOB_FILES = 100;
 
 export async function receiveGitWebhook(
   ctx: RequestContext,
-  keys: KeyManagement,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
   const now = ctx.clock.now();
-  const { orgId } = await verifyInboundWebhook('git', request, { keys, now });
+  const { orgId } = await verifyInboundWebhook(ctx, 'git', request);
   const event = requiredHeader(request.headers, 'x-github-event', EVENT_NAME);
   if (event === 'ping') {
     return receipt('ping', [

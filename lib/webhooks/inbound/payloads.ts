@@ -77,7 +77,8 @@ export type ChatMessage = z.output<typeof ChatMessagePayload>;
 
 /**
  * Parses a verified payload: a signed body of the wrong shape is the sender's mistake, a 400 naming
- * each problem under `body`.
+ * each problem by its field (`repository.full_name`, `commits[0].added`); the HTTP layer places them in
+ * the body. A payload that is missing, or not an object at all, is named as the whole `body`.
  */
 export function parsePayload<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (body === undefined)
@@ -87,11 +88,15 @@ export function parsePayload<S extends z.ZodType>(schema: S, body: unknown): z.o
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const details: ErrorDetail[] = result.error.issues.map((issue) => ({
-    path: issue.path.reduce<string>(
-      (joined, key) => (typeof key === 'number' ? `${joined}[${key}]` : `${joined}.${String(key)}`),
-      'body',
-    ),
+    path: fieldPath(issue.path) || 'body',
     message: issue.message,
   }));
   throw new ValidationError('The webhook payload is not valid', details);
 }
+
+/** `['commits', 0, 'added']` → `commits[0].added`. */
+const fieldPath = (path: PropertyKey[]): string =>
+  path.reduce<string>((joined, key) => {
+    if (typeof key === 'number') return `${joined}[${key}]`;
+    return joined === '' ? String(key) : `${joined}.${String(key)}`;
+  }, '');

@@ -1,4 +1,5 @@
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
+import { isConditionFailed } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
 import { redact } from '#lib/webhooks/inbound/redaction';
 import {
@@ -17,8 +18,6 @@ import {
 
 /** Payloads above this are stored as a note of their size: an item may not exceed 400 KB. */
 const MAX_STORED_PAYLOAD_BYTES = 256 * 1024;
-
-class AlreadySeen extends Error {}
 
 export interface Delivery {
   source: WebhookSource;
@@ -50,6 +49,7 @@ export async function recordDeliveryOnce(delivery: Delivery): Promise<'recorded'
       },
       ConditionExpression: itemIsNew,
     },
+    reason: 'seen',
   }));
   const stored: TransactItem = {
     Put: {
@@ -64,15 +64,11 @@ export async function recordDeliveryOnce(delivery: Delivery): Promise<'recorded'
       },
     },
   };
-  const duplicate = () => new AlreadySeen();
   try {
-    await transact(
-      [...guards, stored, ...delivery.writes],
-      Object.fromEntries(guards.map((_, index) => [index, duplicate])),
-    );
+    await transact([...guards, stored, ...delivery.writes]);
     return 'recorded';
   } catch (error) {
-    if (error instanceof AlreadySeen) return 'duplicate';
+    if (isConditionFailed(error, 'seen')) return 'duplicate';
     throw error;
   }
 }

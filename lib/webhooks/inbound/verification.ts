@@ -1,7 +1,7 @@
+import type { RequestContext } from '#lib/context';
 import { readCredentialValue } from '#lib/credentials/store';
 import { UnauthorizedError } from '#lib/errors';
 import { getOrganizationItem } from '#lib/identity/organizations';
-import type { KeyManagement } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   checkHubSignature,
@@ -36,10 +36,11 @@ export interface InboundRequest {
   rawBody: string | undefined;
 }
 
+/** The organization the webhook is for, once its signature holds against that organization's secret. */
 export async function verifyInboundWebhook(
+  ctx: RequestContext,
   source: WebhookSource,
   request: InboundRequest,
-  dependencies: { keys: KeyManagement; now: Date },
 ): Promise<{ orgId: string }> {
   const orgId = request.orgId?.trim();
   const fail = (reason: VerificationFailure): never => {
@@ -54,9 +55,9 @@ export async function verifyInboundWebhook(
   if (!orgId || !PLAUSIBLE_ORG_ID.test(orgId)) return fail('unknown_org');
   const organization = await getOrganizationItem(orgId);
   if (!organization) return fail('unknown_org');
-  const secret = await readCredentialValue(dependencies.keys, orgId, SECRET_KEYS[source]);
+  const secret = await readCredentialValue(ctx, orgId, SECRET_KEYS[source]);
   if (!secret) return fail('no_secret');
-  const check = checkSignature(source, secret, request, dependencies.now);
+  const check = checkSignature(source, secret, request, ctx.clock.now());
   if (!check.ok) return fail(check.reason);
   return { orgId };
 }

@@ -7,11 +7,11 @@ import { tenantPk } from '#lib/db/keys';
  * |---|---|---|---|
  * | seen delivery / event id | `WEBHOOKSEEN#<source>#<org>#<id>` | `WEBHOOKSEEN` | TTL 7 days |
  * | accepted payload (redacted) | `T#<org>` | `WEBHOOKEVENT#<source>#<time>#<id>` | TTL 90 days |
- * | deployment | `T#<org>` | `DEPLOYMENT#<id>` | gsi1: `T#<org>#DEPLOYMENTS` / `<created>#<id>` (newest first) |
  * | alert | `T#<org>` | `ALERT#<time>#<id>` | |
  * | support request | `T#<org>` | `SUPPORT#<id>` | |
  *
- * Jobs the webhooks queue (brand assets) are written by lib/jobs/jobs.ts (`JOB#<id>`).
+ * Deployments the webhooks record live in lib/deployments/deployment-keys.ts; jobs they queue (brand
+ * assets) are written by lib/jobs/jobs.ts (`JOB#<id>`).
  */
 export type WebhookSource = 'git' | 'deploy' | 'chat';
 
@@ -24,22 +24,12 @@ export const webhookKeys = {
     pk: tenantPk(orgId),
     sk: `WEBHOOKEVENT#${source}#${at}#${id}`,
   }),
-  deployment: (orgId: string, deploymentId: string) => ({
-    pk: tenantPk(orgId),
-    sk: `DEPLOYMENT#${deploymentId}`,
-  }),
-  deploymentsByCreated: (orgId: string, createdAt: string, deploymentId: string) => ({
-    gsi1pk: deploymentsIndexPk(orgId),
-    gsi1sk: `${createdAt}#${deploymentId}`,
-  }),
   alert: (orgId: string, at: string, alertId: string) => ({
     pk: tenantPk(orgId),
     sk: `ALERT#${at}#${alertId}`,
   }),
   supportRequest: (orgId: string, requestId: string) => ({ pk: tenantPk(orgId), sk: `SUPPORT#${requestId}` }),
 };
-
-export const deploymentsIndexPk = (orgId: string): string => `${tenantPk(orgId)}#DEPLOYMENTS`;
 
 /**
  * A provider retries a delivery for hours at most (GitHub stops after a few, hosting providers within a

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { Clock, KeyManagement, MessageQueue } from '#lib/kernel/ports';
+import type { RequestContext } from '#lib/context';
 import { logger } from '#lib/logger';
 import { APP_VERSION } from '#lib/version';
 import {
@@ -39,10 +39,11 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
  */
 export const CLAIM_LEASE_MS = 90_000;
 
-export interface DeliveryDeps {
-  queue: MessageQueue;
-  keys: KeyManagement;
-  clock: Clock;
+/**
+ * The deployment's delivery policy. The ports (queue, keys, clock) come from the context; these are
+ * settings, which tests shorten.
+ */
+export interface DeliveryPolicy {
   /** Whether targets in private, loopback and other non-public ranges (and plain http) are allowed. */
   allowPrivateTargets: boolean;
   /** Delay before each retry; attempts in total = its length + 1. */
@@ -64,8 +65,9 @@ export class AttemptInProgressError extends Error {
 
 /** Processes one queue message. Throws only when the message should be delivered again. */
 export async function processDeliveryMessage(
+  ctx: RequestContext,
   message: DeliveryMessage,
-  deps: DeliveryDeps,
+  policy: DeliveryPolicy,
 ): Promise<AttemptOutcome> {
   const { org_id: orgId, delivery_id: id, attempt } = message;
   const item = await getDeliveryItem(orgId, id);
@@ -79,8 +81,8 @@ export async function processDeliveryMessage(
     // This attempt is recorded: the message is a redelivery. If whoever recorded it stopped before
     // queueing the next attempt, queue it now, so that the delivery cannot stall as pending.
     if ((item.queued_attempt ?? 0) <= attempt) {
-      const dueIn = item.next_attempt_at ? Date.parse(item.next_attempt_at) - deps.clock.now().getTime() : 0;
-      await queueNextAttempt(item, attempt, Math.max(0, dueIn / 1000), deps);
+      const dueIn = item.next_attempt_at ? Date.parse(item.next_attempt_at) - ctx.clock.now().getTime() : 0;
+      await queueNextAttempt(ctx, item, attempt, Math.max(0, dueIn / 1000));
     }
     return 'skipped';
   }
@@ -95,8 +97,8 @@ export async function processDeliveryMessage(
   }
   // Read before the claim: should the key service fail, the message is simply retried, and neither an
   // attempt of the tenant's budget nor a claim is spent on the service's own outage.
-  const secret = await ensureSigningSecret(deps.keys, orgId, 'system', deps.clock);
-  if (!(await claimAttempt(orgId, id, attempt, deps.clock.now(), deps.claimLeaseMs))) {
+  const secret = await ensureSigningSecret(ctx, orgId, 'system');
+  if (!(await claimAttempt({ orgId, id, attempt, now: ctx.clock.now(), leaseMs: policy.claimLeaseMs }))) {
     const current = await getDeliveryItem(orgId, id);
     if (current && current.status === 'pending' && current.attempt_count < attempt) {
       throw new AttemptInProgressError(id, attempt);
@@ -104,19 +106,19 @@ export async function processDeliveryMessage(
     return 'skipped';
   }
 
-  const result = await attemptOnce(item, secret, deps);
+  const result = await attemptOnce(ctx, item, secret, policy);
   const succeeded = result.status_code !== null && result.status_code >= 200 && result.status_code < 300;
-  const maxAttempts = deps.retryDelaysSeconds.length + 1;
+  const maxAttempts = policy.retryDelaysSeconds.length + 1;
   const retry = !succeeded && attempt < maxAttempts;
-  const delaySeconds = deps.retryDelaysSeconds[attempt - 1] ?? 0;
+  const delaySeconds = policy.retryDelaysSeconds[attempt - 1] ?? 0;
   const recorded = await recordAttempt({
     orgId,
     id,
     attempt,
     result,
     status: succeeded ? 'succeeded' : retry ? 'pending' : 'failed',
-    nextAttemptAt: retry ? new Date(deps.clock.now().getTime() + delaySeconds * 1000).toISOString() : null,
-    now: deps.clock.now(),
+    nextAttemptAt: retry ? new Date(ctx.clock.now().getTime() + delaySeconds * 1000).toISOString() : null,
+    now: ctx.clock.now(),
   });
   const outcome: AttemptOutcome = succeeded ? 'succeeded' : retry ? 'retrying' : 'failed';
   logger.info('webhook attempt', {
@@ -132,18 +134,18 @@ export async function processDeliveryMessage(
     outcome: recorded ? outcome : 'recorded by another consumer',
   });
   if (!recorded) return 'skipped';
-  if (retry) await queueNextAttempt(item, attempt, delaySeconds, deps);
+  if (retry) await queueNextAttempt(ctx, item, attempt, delaySeconds);
   return outcome;
 }
 
 async function queueNextAttempt(
+  ctx: RequestContext,
   item: DeliveryItem,
   attempt: number,
   delaySeconds: number,
-  deps: DeliveryDeps,
 ): Promise<void> {
   const next: DeliveryMessage = { org_id: item.org_id, delivery_id: item.id, attempt: attempt + 1 };
-  await deps.queue.send('webhook-delivery', next, { delaySeconds });
+  await ctx.ports.queue.send('webhook-delivery', next, { delaySeconds });
   await markQueued(item.org_id, item.id, attempt + 1);
 }
 
@@ -159,8 +161,13 @@ const safeHost = (url: string) => {
  * Sends the delivery's body once, signed with the organization's current secret, to the address that
  * passed the target checks. Never throws: every failure becomes the attempt's `error`.
  */
-async function attemptOnce(item: DeliveryItem, secret: string, deps: DeliveryDeps): Promise<DeliveryAttempt> {
-  const at = deps.clock.now();
+async function attemptOnce(
+  ctx: RequestContext,
+  item: DeliveryItem,
+  secret: string,
+  policy: DeliveryPolicy,
+): Promise<DeliveryAttempt> {
+  const at = ctx.clock.now();
   const started = performance.now();
   const finish = (status_code: number | null, error: string | null): DeliveryAttempt => ({
     at: at.toISOString(),
@@ -168,14 +175,14 @@ async function attemptOnce(item: DeliveryItem, secret: string, deps: DeliveryDep
     duration_ms: Math.round(performance.now() - started),
     error,
   });
+  const deadline = AbortSignal.timeout(policy.timeoutMs);
   try {
     const url = new URL(item.url);
-    const deadline = AbortSignal.timeout(deps.timeoutMs);
     const target = await withDeadline(
-      vetTarget(url, { allowPrivateTargets: deps.allowPrivateTargets, lookup: deps.lookup }),
+      vetTarget(url, { allowPrivateTargets: policy.allowPrivateTargets, lookup: policy.lookup }),
       deadline,
     );
-    const timestamp = Math.floor(deps.clock.now().getTime() / 1000);
+    const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
     const status = await post(
       url,
       target,
@@ -191,14 +198,14 @@ async function attemptOnce(item: DeliveryItem, secret: string, deps: DeliveryDep
     );
     return finish(status, status >= 200 && status < 300 ? null : `unexpected status ${status}`);
   } catch (error) {
-    return finish(null, describe(error, deps.timeoutMs));
+    // Past the deadline, whatever broke (the lookup, the connection) broke because time ran out.
+    if (deadline.aborted) return finish(null, `no response within ${policy.timeoutMs} ms`);
+    return finish(null, describe(error));
   }
 }
 
-function describe(error: unknown, timeoutMs: number): string {
+function describe(error: unknown): string {
   if (error instanceof TargetRefusedError) return error.message;
-  const name = (error as { name?: string }).name;
-  if (name === 'TimeoutError' || name === 'AbortError') return `no response within ${timeoutMs} ms`;
   const code = (error as { code?: string }).code;
   const message = error instanceof Error ? error.message : String(error);
   return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);

@@ -1,10 +1,11 @@
 import * as z from 'zod';
 import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
+import { allOf, itemExists, itemIsNew } from '#lib/db/conditions';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { isConditionFailed, table } from '#lib/db/table';
-import { itemIsNew, type TransactItem } from '#lib/db/transactions';
+import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import {
@@ -19,9 +20,8 @@ import {
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | TTL; ids begin with the creation time: the sort key orders by age |
- *
- * While unqueued, a delivery is also in gsi1: `WEBHOOKDELIVERY#UNQUEUED` / `<created_at>#<org>#<id>`.
+ * | delivery | `T#<org>` | `WEBHOOKDELIVERY#<id>` | ids begin with the creation time (sorted by age); TTL |
+ * | … while unqueued | gsi1: `WEBHOOKDELIVERY#UNQUEUED` | `<created_at>#<org>#<id>` | the sweeper's index |
  *
  * A delivery is written before its first queue message is sent (often in the transaction of the change
  * it announces), so until that message is on the queue it stays in the unqueued index, where the
@@ -109,15 +109,16 @@ export const newDeliveryId = (now: Date): string =>
 
 const stillPending = '#status = :pending';
 const atAttempt = 'attempt_count = :previous';
-const unclaimed = '(attribute_not_exists(claim_expires_at) OR claim_expires_at < :nowMs)';
-const notYetQueued = '(attribute_not_exists(queued_attempt) OR queued_attempt < :attempt)';
+const unclaimed = 'attribute_not_exists(claim_expires_at) OR claim_expires_at < :nowMs';
+const notYetQueued = 'attribute_not_exists(queued_attempt) OR queued_attempt < :attempt';
 
-const conditionFailed = async (write: Promise<unknown>): Promise<boolean> => {
+/** Whether `write` was refused for `reason`; any other failure is thrown. */
+const refused = async (write: Promise<unknown>, reason: string): Promise<boolean> => {
   try {
     await write;
     return false;
   } catch (error) {
-    if (isConditionFailed(error)) return true;
+    if (isConditionFailed(error, reason)) return true;
     throw error;
   }
 };
@@ -210,28 +211,30 @@ export async function listDeliveryItems(
  * timeout, so a consumer that dies mid-attempt is replaced when the message reappears. False when the
  * claim was not taken.
  */
-export async function claimAttempt(
-  orgId: string,
-  id: string,
-  attempt: number,
-  now: Date,
-  leaseMs: number,
-): Promise<boolean> {
-  const failed = await conditionFailed(
+export async function claimAttempt(input: {
+  orgId: string;
+  id: string;
+  attempt: number;
+  now: Date;
+  leaseMs: number;
+}): Promise<boolean> {
+  const taken = await refused(
     table.update({
-      Key: deliveryKeys.byId(orgId, id),
+      Key: deliveryKeys.byId(input.orgId, input.id),
       UpdateExpression: 'SET claim_expires_at = :until',
-      ConditionExpression: [stillPending, atAttempt, unclaimed].join(' AND '),
+      ConditionExpression: allOf(stillPending, atAttempt, unclaimed),
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':pending': 'pending',
-        ':previous': attempt - 1,
-        ':nowMs': now.getTime(),
-        ':until': now.getTime() + leaseMs,
+        ':previous': input.attempt - 1,
+        ':nowMs': input.now.getTime(),
+        ':until': input.now.getTime() + input.leaseMs,
       },
+      reason: 'attempt-taken',
     }),
+    'attempt-taken',
   );
-  return !failed;
+  return !taken;
 }
 
 /**
@@ -247,14 +250,14 @@ export async function recordAttempt(input: {
   nextAttemptAt: string | null;
   now: Date;
 }): Promise<boolean> {
-  const failed = await conditionFailed(
+  const recordedBefore = await refused(
     table.update({
       Key: deliveryKeys.byId(input.orgId, input.id),
       UpdateExpression: [
         'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :status',
         'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at, gsi1pk, gsi1sk',
       ].join(', '),
-      ConditionExpression: [stillPending, atAttempt].join(' AND '),
+      ConditionExpression: allOf(stillPending, atAttempt),
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
         ':pending': 'pending',
@@ -265,9 +268,11 @@ export async function recordAttempt(input: {
         ':next': input.nextAttemptAt,
         ':at': input.now.toISOString(),
       },
+      reason: 'attempt-recorded',
     }),
+    'attempt-recorded',
   );
-  return !failed;
+  return !recordedBefore;
 }
 
 /**
@@ -275,13 +280,16 @@ export async function recordAttempt(input: {
  * again, and takes the delivery out of the unqueued index.
  */
 export async function markQueued(orgId: string, id: string, attempt: number): Promise<void> {
-  await conditionFailed(
+  // Refused when the delivery is gone or a later attempt is already marked: nothing to note then.
+  await refused(
     table.update({
       Key: deliveryKeys.byId(orgId, id),
       UpdateExpression: 'SET queued_attempt = :attempt REMOVE gsi1pk, gsi1sk',
-      ConditionExpression: `attribute_exists(pk) AND ${notYetQueued}`,
+      ConditionExpression: allOf(itemExists, notYetQueued),
       ExpressionAttributeValues: { ':attempt': attempt },
+      reason: 'already-queued',
     }),
+    'already-queued',
   );
 }
 

@@ -2,7 +2,6 @@ import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
-import type { Clock, MessageQueue } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import {
   type DeliveryItem,
@@ -32,13 +31,9 @@ import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config';
  * (`prepareEvent`), so the change and its delivery record land together or not at all; its message is
  * queued after the commit (`queuePrepared`). Should the process stop in between, or the queue refuse,
  * the sweeper (`requeueUnqueued`, every minute) queues it: each event is delivered, and only once,
- * since the delivery function sends each attempt of a delivery at most once.
+ * since the delivery function sends each attempt of a delivery at most once. Messages go to
+ * `ctx.ports.queue`; times come from `ctx.clock`.
  */
-
-export interface PublishDeps {
-  queue: MessageQueue;
-  clock: Clock;
-}
 
 /** Bodies stay well below DynamoDB's 400 KB item limit, attempts included. */
 const MAX_PAYLOAD_BYTES = 256 * 1024;
@@ -74,7 +69,7 @@ export interface PreparedEvent {
  * @example
  * const event = await prepareEvent(orgId, 'task_completed', { task }, now);
  * await transact([...writes, ...(event ? [event.write] : [])]);
- * if (event) await queuePrepared(event, { queue, clock });
+ * if (event) await queuePrepared(ctx, event);
  */
 export async function prepareEvent(
   orgId: string,
@@ -89,9 +84,9 @@ export async function prepareEvent(
 }
 
 /** Queues the first attempt of a committed delivery and takes it out of the unqueued index. */
-async function queueFirstAttempt(delivery: DeliveryItem, queue: MessageQueue): Promise<void> {
+async function queueFirstAttempt(ctx: RequestContext, delivery: DeliveryItem): Promise<void> {
   const message: DeliveryMessage = { org_id: delivery.org_id, delivery_id: delivery.id, attempt: 1 };
-  await queue.send('webhook-delivery', message);
+  await ctx.ports.queue.send('webhook-delivery', message);
   await markQueued(delivery.org_id, delivery.id, 1);
 }
 
@@ -99,9 +94,9 @@ async function queueFirstAttempt(delivery: DeliveryItem, queue: MessageQueue): P
  * After the transaction that wrote a prepared event: queues it. A failure is logged, not thrown: the
  * change it announces has happened, and the sweeper queues the delivery within a minute or two.
  */
-export async function queuePrepared(event: PreparedEvent, deps: PublishDeps): Promise<void> {
+export async function queuePrepared(ctx: RequestContext, event: PreparedEvent): Promise<void> {
   try {
-    await queueFirstAttempt(event.delivery, deps.queue);
+    await queueFirstAttempt(ctx, event.delivery);
   } catch (error) {
     logger.warn('queueing a webhook delivery failed; the sweeper will queue it', {
       orgId: event.delivery.org_id,
@@ -118,18 +113,18 @@ export async function queuePrepared(event: PreparedEvent, deps: PublishDeps): Pr
  * prefer `prepareEvent`, which writes the delivery with the change.
  *
  * @example
- * await publishEvent(orgId, 'agent_error', { agent, error }, { queue: messageQueue(), clock });
+ * await publishEvent(ctx, orgId, 'agent_error', { agent, error });
  */
 export async function publishEvent(
+  ctx: RequestContext,
   orgId: string,
   type: WebhookEvent,
   data: Record<string, unknown>,
-  deps: PublishDeps,
 ): Promise<WebhookDelivery | undefined> {
-  const event = await prepareEvent(orgId, type, data, deps.clock.now());
+  const event = await prepareEvent(orgId, type, data, ctx.clock.now());
   if (!event) return undefined;
   await putDelivery(event.delivery);
-  await queuePrepared(event, deps);
+  await queuePrepared(ctx, event);
   return toDelivery(event.delivery);
 }
 
@@ -138,17 +133,17 @@ export async function publishEvent(
  * message, the record is closed as failed (saying why) rather than left pending for ever.
  */
 export async function enqueueDelivery(
+  ctx: RequestContext,
   orgId: string,
   event: { type: OutboundEventType; url: string; data: Record<string, unknown> },
-  deps: PublishDeps,
 ): Promise<WebhookDelivery> {
-  const item = deliveryOf(orgId, event, deps.clock.now());
+  const item = deliveryOf(orgId, event, ctx.clock.now());
   await putDelivery(item);
   try {
-    await queueFirstAttempt(item, deps.queue);
+    await queueFirstAttempt(ctx, item);
   } catch (error) {
     logger.error('queueing a webhook delivery failed', { orgId, deliveryId: item.id, error: error as Error });
-    await failUnqueued(orgId, item.id, deps.clock.now(), 'the delivery queue refused the message');
+    await failUnqueued(orgId, item.id, ctx.clock.now(), 'the delivery queue refused the message');
     throw error;
   }
   return toDelivery(item);
@@ -166,14 +161,14 @@ const SWEEP_LIMIT = 100;
  * each attempt once. Answers how many it queued.
  */
 export async function requeueUnqueued(
-  deps: PublishDeps,
+  ctx: RequestContext,
   graceMs: number = UNQUEUED_GRACE_MS,
 ): Promise<number> {
-  const stalled = await unqueuedDeliveryItems(new Date(deps.clock.now().getTime() - graceMs), SWEEP_LIMIT);
+  const stalled = await unqueuedDeliveryItems(new Date(ctx.clock.now().getTime() - graceMs), SWEEP_LIMIT);
   let queued = 0;
   for (const delivery of stalled) {
     try {
-      await queueFirstAttempt(delivery, deps.queue);
+      await queueFirstAttempt(ctx, delivery);
       queued += 1;
     } catch (error) {
       logger.error('the sweeper could not queue a webhook delivery', {
@@ -194,7 +189,6 @@ export async function requeueUnqueued(
 export async function sendTestEvent(
   ctx: RequestContext,
   body: { event?: WebhookEvent | undefined },
-  deps: { queue: MessageQueue },
 ): Promise<WebhookDelivery> {
   const principal = requireOrgRole(ctx, 'admin');
   const targets = await readWebhookTargets(principal.orgId);
@@ -205,20 +199,16 @@ export async function sendTestEvent(
   const url = targets[event];
   if (!url) {
     throw new ValidationError(`No webhook URL is registered for ${event}`, [
-      { path: 'body.event', message: `${event} has no registered URL` },
+      { path: 'event', message: `${event} has no registered URL` },
     ]);
   }
-  return enqueueDelivery(
-    principal.orgId,
-    {
-      type: 'test',
-      url,
-      data: {
-        event,
-        organization_id: principal.orgId,
-        message: `A test event for the ${event} webhook, sent on request.`,
-      },
+  return enqueueDelivery(ctx, principal.orgId, {
+    type: 'test',
+    url,
+    data: {
+      event,
+      organization_id: principal.orgId,
+      message: `A test event for the ${event} webhook, sent on request.`,
     },
-    { queue: deps.queue, clock: ctx.clock },
-  );
+  });
 }

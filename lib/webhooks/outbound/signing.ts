@@ -20,12 +20,8 @@ export function secretKey(secret: string): Buffer {
  * The `webhook-signature` header value for one request.
  *
  * @example
- * signatureHeader(
- *   'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
- *   'msg_p5jXN8AQM9LWM0D4loKWxJek',
- *   1614265330,
- *   '{"test": 2432232314}',
- * )
+ * const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+ * signatureHeader(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')
  * // 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='
  */
 export function signatureHeader(secret: string, id: string, timestamp: number, body: string): string {

@@ -2,6 +2,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stripeClient, stripePayments } from '#lib/adapters/aws/stripe-payments';
+import { findPackage } from '#lib/billing/catalogue';
+import { packageCheckout, tierCheckout } from '#lib/billing/checkout';
 
 /**
  * Contract test of the Stripe adapter: the real stripe client talks to a local HTTP server that stands
@@ -75,8 +77,7 @@ describe('the Stripe payments adapter', () => {
     // Act
     const session = await adapter().createCheckoutSession({
       orgId: 'org1',
-      kind: 'tier',
-      tier: 'pro',
+      ...tierCheckout('pro'),
       successUrl: 'https://app.test/ok',
       cancelUrl: 'https://app.test/cancel',
     });
@@ -100,8 +101,7 @@ describe('the Stripe payments adapter', () => {
     // Act
     await adapter().createCheckoutSession({
       orgId: 'org1',
-      kind: 'package',
-      package: 'growth',
+      ...packageCheckout('growth'),
       successUrl: 'https://app.test/ok',
       cancelUrl: 'https://app.test/cancel',
     });
@@ -134,6 +134,8 @@ describe('the Stripe payments adapter', () => {
     const intent = await adapter().createPaymentIntent({
       orgId: 'org1',
       package: 'growth',
+      amountCents: findPackage('growth')?.price_cents ?? 0,
+      currency: 'usd',
       idempotencyKey: 'org1:k1',
     });
 

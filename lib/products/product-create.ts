@@ -1,0 +1,114 @@
+import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import type { Principal, RequestContext } from '#lib/context';
+import { counterKey, nextId } from '#lib/db/counters';
+import { tenantPk } from '#lib/db/keys';
+import { transact } from '#lib/db/transactions';
+import { ConflictError, ValidationError } from '#lib/errors';
+import { requirePrincipal } from '#lib/identity/access';
+import {
+  emptyTaskCounts,
+  type Product,
+  type ProductItem,
+  productKeys,
+  toProduct,
+} from '#lib/products/product-keys';
+import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
+import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
+import {
+  DEFAULT_PRODUCT_STATUS,
+  type ProductStatusInput,
+  toProductStatus,
+} from '#lib/products/product-status';
+
+/** Creating a product: POST /products. */
+
+export interface NewProduct {
+  name: string;
+  slug?: string | undefined;
+  tagline?: string | null | undefined;
+  description?: string | null | undefined;
+  status?: ProductStatusInput | undefined;
+  domain?: string | null | undefined;
+  brand_color?: string | null | undefined;
+  accent_color?: string | null | undefined;
+}
+
+const slugTaken = () =>
+  new ConflictError('A product with this slug exists', [{ path: 'slug', message: 'is taken' }]);
+
+/** A generated slug is retried this often when concurrent creates take the free one first. */
+const GENERATED_SLUG_ATTEMPTS = 3;
+
+/**
+ * POST /products. One transaction writes the product (its key is the slug guard), the id pointer and
+ * the activity entry. An explicit slug that exists is 409; a generated one takes the first free of
+ * `base`, `base-2`, … found by one Query, and moves on when a concurrent create wins the race.
+ */
+export async function createProduct(ctx: RequestContext, input: NewProduct): Promise<Product> {
+  const principal = requirePrincipal(ctx);
+  const orgId = principal.orgId;
+  const base = input.slug === undefined ? slugFromName(input.name) : undefined;
+  if (base === '') {
+    throw new ValidationError('The name gives no slug; send a slug', [
+      { path: 'slug', message: 'is required when the name has no letters a–z or digits to make one from' },
+    ]);
+  }
+  const id = await nextId(counterKey(productKeys.counter, tenantPk(orgId)));
+  const create = (slug: string) => writeNewProduct(ctx, principal, id, slug, input);
+  if (base === undefined) return create(input.slug as string);
+
+  for (let attempt = 1; ; attempt += 1) {
+    const slug = firstFreeSlug(base, await slugsStartingWith({ orgId, prefix: numberedSlugPrefix(base) }));
+    try {
+      return await create(slug);
+    } catch (error) {
+      // Another create took this slug between the Query and the write: look again.
+      if (!(error instanceof ConflictError) || attempt >= GENERATED_SLUG_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function writeNewProduct(
+  ctx: RequestContext,
+  principal: Principal,
+  id: number,
+  slug: string,
+  input: NewProduct,
+): Promise<Product> {
+  const orgId = principal.orgId;
+  const now = ctx.clock.now();
+  const at = now.toISOString();
+  const item: ProductItem = {
+    ...productKeys.bySlug(orgId, slug),
+    id,
+    name: input.name,
+    slug,
+    tagline: input.tagline ?? null,
+    description: input.description ?? null,
+    status: input.status ? toProductStatus(input.status) : DEFAULT_PRODUCT_STATUS,
+    domain: input.domain ?? null,
+    brand_color: input.brand_color ?? null,
+    accent_color: input.accent_color ?? null,
+    task_counts: emptyTaskCounts(),
+    created_at: at,
+    updated_at: at,
+  };
+  await transact(
+    [
+      ...newProductWrites(orgId, item),
+      activityWrite(
+        orgId,
+        {
+          ...activityActor(principal),
+          action: 'product.created',
+          entity_type: 'product',
+          entity_id: slug,
+          metadata: { id, name: item.name },
+        },
+        now,
+      ),
+    ],
+    { 'slug-taken': slugTaken },
+  );
+  return toProduct(item);
+}

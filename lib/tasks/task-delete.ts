@@ -1,0 +1,96 @@
+import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import type { RequestContext } from '#lib/context';
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
+import { requireOrgRole } from '#lib/identity/access';
+import { logger } from '#lib/logger';
+import { taskCountsChange } from '#lib/products/product-records';
+import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
+import { removePostings, taskWords } from '#lib/tasks/search-index';
+import { titleGuard, WRITE_ATTEMPTS } from '#lib/tasks/task-changes';
+import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
+import {
+  dependsOnReplace,
+  getTaskItem,
+  taskCountChange,
+  taskDelete,
+  titleRelease,
+} from '#lib/tasks/task-records';
+
+/**
+ * DELETE /tasks/{id}: the task goes for good. First the tasks that depend on it drop it from their
+ * `depends_on` (each in its own small transaction, so any number of them can), then one transaction
+ * removes the task, its title guard, its count in its product and its own links; its search postings
+ * go last (a posting left behind finds nothing).
+ */
+export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id: number }> {
+  const principal = requireOrgRole(ctx, 'admin');
+  const orgId = principal.orgId;
+  const current = () => requireTask(orgId, id);
+  await current();
+  for (const dependent of await dependentsOf(orgId, id)) {
+    await dropDependency(orgId, dependent, id, ctx.clock.now());
+  }
+
+  for (let attempt = 1; ; attempt += 1) {
+    const item = await current();
+    const now = ctx.clock.now();
+    const guard = titleGuard(orgId, item);
+    const writes: TransactItem[] = [taskDelete({ orgId, id, readVersion: item.version })];
+    if (guard) writes.push(titleRelease(guard, id));
+    if (item.product_slug) {
+      writes.push(taskCountsChange({ orgId, slug: item.product_slug, from: item.status }) as TransactItem);
+    }
+    writes.push(...dependentLinks(orgId, id, [...(item.depends_on ?? [])], []), taskCountChange(orgId, -1));
+    writes.push(
+      activityWrite(
+        orgId,
+        {
+          ...activityActor(principal),
+          action: 'task.deleted',
+          entity_type: 'task',
+          entity_id: String(id),
+          metadata: { title: item.title },
+        },
+        now,
+      ),
+    );
+    try {
+      await transact(writes);
+    } catch (error) {
+      if (!isConditionFailed(error, 'stale')) throw error;
+      if (attempt < WRITE_ATTEMPTS) continue;
+      throw new ConflictError('The task kept changing while it was being deleted');
+    }
+    await removePostings(orgId, id, taskWords(item)).catch((error: Error) =>
+      logger.warn('removing search postings failed', { orgId, taskId: id, error }),
+    );
+    return { id };
+  }
+}
+
+async function requireTask(orgId: string, id: number): Promise<TaskItem> {
+  const item = await getTaskItem({ orgId, id, consistent: true });
+  if (!item) throw new NotFoundError(`No task ${id}`);
+  return item;
+}
+
+/** Takes `removed` out of task `dependentId`'s `depends_on`, with its reverse link. */
+async function dropDependency(orgId: string, dependentId: number, removed: number, now: Date): Promise<void> {
+  const link: TransactItem = { Delete: { Key: taskKeys.dependent(orgId, removed, dependentId) } };
+  for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
+    const dependent = await getTaskItem({ orgId, id: dependentId, consistent: true });
+    if (!dependent) {
+      await transact([link]);
+      return;
+    }
+    const dependsOn = (dependent.depends_on ?? []).filter((dependency) => dependency !== removed);
+    try {
+      await transact([dependsOnReplace({ orgId, dependent, dependsOn, at: now.toISOString() }), link]);
+      return;
+    } catch (error) {
+      if (!isConditionFailed(error, 'stale')) throw error;
+    }
+  }
+  throw new ConflictError(`Task ${dependentId} kept changing while its dependency was removed; try again`);
+}

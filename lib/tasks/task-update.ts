@@ -1,0 +1,187 @@
+import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import type { Principal, RequestContext } from '#lib/context';
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
+import { requirePrincipal } from '#lib/identity/access';
+import { logger } from '#lib/logger';
+import { taskCountsChange } from '#lib/products/product-records';
+import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
+import { addPostings, postingChange, removePostings, taskWords } from '#lib/tasks/search-index';
+import {
+  duplicateError,
+  resolveProduct,
+  type TaskChanges,
+  titleGuard,
+  transitionError,
+  WRITE_ATTEMPTS,
+  writeConflicts,
+} from '#lib/tasks/task-changes';
+import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
+import { type Task, type TaskFields, type TaskItem, taskIndexes, toTask } from '#lib/tasks/task-keys';
+import { getTaskItem, taskReplace, titleClaim, titleRelease } from '#lib/tasks/task-records';
+import { canMove, toTaskStatus } from '#lib/tasks/task-status';
+
+/**
+ * Changing a task, for both APIs: fields, state (along the transition table) and product. Each update
+ * is one transaction conditional on the version it read; when another write got there first, the
+ * update reads again and starts over.
+ */
+
+export interface UpdateOptions {
+  /** DELETE /v1/public/tasks/{id} cancels from any state, past the transition table. */
+  anyTransition?: boolean;
+  action?: string;
+}
+
+export async function updateTask(
+  ctx: RequestContext,
+  id: number,
+  changes: TaskChanges,
+  options: UpdateOptions = {},
+): Promise<Task> {
+  const principal = requirePrincipal(ctx);
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await updateOnce(ctx, principal, id, changes, options);
+    } catch (error) {
+      if (!isConditionFailed(error, 'stale')) throw error;
+      if (attempt >= WRITE_ATTEMPTS) {
+        throw new ConflictError('The task kept changing while this update was applied; try again');
+      }
+    }
+  }
+}
+
+/** DELETE /v1/public/tasks/{id}: the task stays, cancelled. */
+export async function cancelTask(ctx: RequestContext, id: number): Promise<Task> {
+  return updateTask(ctx, id, { status: 'cancelled' }, { anyTransition: true, action: 'task.cancelled' });
+}
+
+const pick = <T>(change: T | undefined, before: T | null | undefined): T | null =>
+  change === undefined ? (before ?? null) : change;
+
+async function updateOnce(
+  ctx: RequestContext,
+  principal: Principal,
+  id: number,
+  changes: TaskChanges,
+  options: UpdateOptions,
+): Promise<Task> {
+  const orgId = principal.orgId;
+  const before = await getTaskItem({ orgId, id, consistent: true });
+  if (!before) throw new NotFoundError(`No task ${id}`);
+  const status = changes.status === undefined ? before.status : toTaskStatus(changes.status);
+  if (!options.anyTransition && !canMove(before.status, status)) throw transitionError(before.status, status);
+
+  const product = changes.product === undefined ? undefined : await resolveProduct(orgId, changes.product);
+  const dependsOnBefore = [...(before.depends_on ?? [])];
+  const dependsOn = changes.depends_on ?? dependsOnBefore;
+  const dependenciesChange =
+    changes.depends_on !== undefined &&
+    (dependsOn.length !== dependsOnBefore.length || dependsOn.some((dep) => !dependsOnBefore.includes(dep)));
+  const dependencyChecks = dependenciesChange ? await checkDependencies(orgId, id, dependsOn) : [];
+
+  const fields: TaskFields = {
+    title: changes.title ?? before.title,
+    description: changes.description === undefined ? (before.description ?? null) : changes.description,
+    status,
+    priority: changes.priority ?? before.priority,
+    assignee: changes.assignee === undefined ? (before.assignee ?? null) : changes.assignee,
+    product_id: product === undefined ? (before.product_id ?? null) : (product?.id ?? null),
+    product_slug: product === undefined ? (before.product_slug ?? null) : (product?.slug ?? null),
+    category: pick(changes.category, before.category),
+    tags: pick(changes.tags, before.tags),
+    type: pick(changes.type, before.type),
+    estimated_minutes: pick(changes.estimated_minutes, before.estimated_minutes),
+    due_date: pick(changes.due_date, before.due_date),
+    resolution: pick(changes.resolution, before.resolution),
+    max_duration_seconds: pick(changes.max_duration_seconds, before.max_duration_seconds),
+    depends_on: dependsOn,
+  };
+  const changed = (Object.keys(fields) as Array<keyof TaskFields>).filter(
+    (key) => JSON.stringify(fields[key]) !== JSON.stringify(before[key] ?? null),
+  );
+  if (changed.length === 0) return toTask(before);
+
+  const now = ctx.clock.now();
+  const at = now.toISOString();
+  const completes = status === 'done' && before.status !== 'done';
+  const after: TaskItem = {
+    ...before,
+    ...fields,
+    ...taskIndexes(orgId, id, fields),
+    version: before.version + 1,
+    completed_at: completes ? at : (before.completed_at ?? null),
+    updated_at: at,
+  };
+
+  const writes: TransactItem[] = [taskReplace(after, before.version)];
+  const oldGuard = titleGuard(orgId, before);
+  const newGuard = titleGuard(orgId, fields);
+  if (oldGuard?.sk !== newGuard?.sk) {
+    if (oldGuard) writes.push(titleRelease(oldGuard, id));
+    if (newGuard) writes.push(titleClaim(newGuard, id));
+  }
+  writes.push(...productCountChanges(orgId, before, fields, product));
+  writes.push(...dependencyChecks, ...dependentLinks(orgId, id, dependsOnBefore, dependsOn));
+  writes.push(
+    activityWrite(
+      orgId,
+      {
+        ...activityActor(principal),
+        action: options.action ?? (status !== before.status ? `task.${status}` : 'task.updated'),
+        entity_type: 'task',
+        entity_id: String(id),
+        metadata: { changed, ...(status !== before.status ? { from: before.status, to: status } : {}) },
+      },
+      now,
+    ),
+  );
+  const task = toTask(after);
+  const completion = completes ? await completionOf(orgId, task, fields, now) : undefined;
+  if (completion) writes.push(...completion.writes);
+
+  const words = postingChange(taskWords(before), taskWords(fields));
+  if (words.added.length > 0) await addPostings(orgId, id, words.added, after.version);
+  try {
+    await transact(writes, writeConflicts(product));
+  } catch (error) {
+    if (isConditionFailed(error, 'duplicate')) throw await duplicateError(orgId, fields);
+    throw error;
+  }
+  if (words.removed.length > 0) {
+    await removePostings(orgId, id, words.removed, after.version).catch((error: Error) =>
+      logger.warn('removing stale search postings failed', { orgId, taskId: id, error }),
+    );
+  }
+  await announceCompletion(ctx, completion);
+  return task;
+}
+
+/**
+ * The product counts a change moves: within the same product from one state to the other, or out of
+ * the old product and into the new one (which must still exist: reason `product-gone`).
+ */
+function productCountChanges(
+  orgId: string,
+  before: TaskItem,
+  fields: TaskFields,
+  product: { slug: string } | null | undefined,
+): TransactItem[] {
+  const productBefore = before.product_slug ?? null;
+  const productAfter = fields.product_slug;
+  const changes =
+    productBefore === productAfter
+      ? [
+          productAfter
+            ? taskCountsChange({ orgId, slug: productAfter, from: before.status, to: fields.status })
+            : undefined,
+        ]
+      : [
+          productBefore ? taskCountsChange({ orgId, slug: productBefore, from: before.status }) : undefined,
+          productAfter && product
+            ? taskCountsChange({ orgId, slug: productAfter, to: fields.status, reason: 'product-gone' })
+            : undefined,
+        ];
+  return changes.filter((change): change is TransactItem => change !== undefined);
+}
