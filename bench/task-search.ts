@@ -81,8 +81,7 @@ const random = () => {
 const syllables = ['ka', 'lo', 'mi', 'ten', 'sor', 'vi', 'dra', 'pel', 'qu', 'ix', 'ru', 'zen', 'bo', 'fa'];
 const vocabulary = Array.from({ length: 2000 }, (_, index) => {
   let word = '';
-  for (let n = index + 1; n > 0; n = Math.floor(n / syllables.length))
-    word += syllables[n % syllables.length];
+  for (let n = index + 1; n > 0; n = Math.floor(n / syllables.length)) word += syllables[n % syllables.length];
   return word;
 });
 const pickWord = () => vocabulary[Math.floor(vocabulary.length * random() ** 2)] as string;
@@ -108,9 +107,7 @@ async function seedTo(count: number): Promise<void> {
     );
   }
   const seconds = (performance.now() - started) / 1000;
-  console.log(
-    `seeded ${count - from} tasks in ${seconds.toFixed(1)} s (${((count - from) / seconds).toFixed(0)}/s)`,
-  );
+  console.log(`seeded ${count - from} tasks in ${seconds.toFixed(1)} s (${((count - from) / seconds).toFixed(0)}/s)`);
 }
 
 async function measure(label: string, query: Record<string, string>): Promise<void> {
@@ -139,9 +136,7 @@ const common = vocabulary[3] as string;
 const rare = vocabulary[1500] as string;
 for (const size of [1000, 5000]) {
   await seedTo(size);
-  console.log(
-    `GET /tasks on an organization with ${size} tasks (calls include auth and the rate-limit counter):`,
-  );
+  console.log(`GET /tasks on an organization with ${size} tasks (calls include auth and the rate-limit counter):`);
   await measure(`q=${rare} (a rare word)`, { q: rare });
   await measure(`q=${common} (a common word)`, { q: common });
   await measure(`q=${common.slice(0, 2)} (a 2-letter prefix)`, { q: common.slice(0, 2) });

@@ -59,12 +59,8 @@ const percentile = (values: number[], p: number) => {
 const figures = (values: number[]) =>
   `median ${percentile(values, 50).toFixed(1)} ms, p90 ${percentile(values, 90).toFixed(1)} ms, ` +
   `min ${Math.min(...values).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms`;
-console.log(
-  `POST /tenant-config/webhooks/test answered (202): ${figures(apiCall)} (${RUNS} runs, in process)`,
-);
-console.log(
-  `API call to receiver getting the signed request: ${figures(toReceiver)} (${RUNS} runs, DynamoDB Local)`,
-);
+console.log(`POST /tenant-config/webhooks/test answered (202): ${figures(apiCall)} (${RUNS} runs, in process)`);
+console.log(`API call to receiver getting the signed request: ${figures(toReceiver)} (${RUNS} runs, DynamoDB Local)`);
 
 await receiver.close();
 await dynamo.stop();

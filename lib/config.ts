@@ -6,9 +6,7 @@ import * as z from 'zod';
  */
 const tiers = ['free', 'pro', 'teams', 'enterprise'] as const;
 
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((value) => value === 'true' || value === '1');
+const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
 /** `https://app.example.com` or `http://localhost:3000`: a scheme, a host and a port, nothing more. */
 function isOrigin(value: string): boolean {
@@ -35,8 +33,7 @@ const configSchema = z
     ALLOWED_ORIGINS: z
       .string()
       .refine((list) => list.split(',').every((entry) => entry.trim() === '' || isOrigin(entry.trim())), {
-        message:
-          'must be a comma-separated list of origins such as https://app.example.com (scheme, host, port)',
+        message: 'must be a comma-separated list of origins such as https://app.example.com (scheme, host, port)',
       })
       .optional(),
     STRIPE_SECRET_KEY: z.string().optional(),

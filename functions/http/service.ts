@@ -11,9 +11,7 @@ const probe = { timeoutMs: config.healthCheckTimeoutMs };
 const PROBE_RETRY_AFTER_SECONDS = 5;
 
 const probeAnswer = (ok: boolean, record: unknown) =>
-  ok
-    ? withStatus(200, record)
-    : withStatus(503, record, { 'Retry-After': String(PROBE_RETRY_AFTER_SECONDS) });
+  ok ? withStatus(200, record) : withStatus(503, record, { 'Retry-After': String(PROBE_RETRY_AFTER_SECONDS) });
 
 /** The service function; tests pass options (real rate limits). */
 export const serviceHandler = (options: GroupOptions = {}) =>

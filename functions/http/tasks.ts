@@ -39,9 +39,7 @@ export function tasksHandler(options: GroupOptions = {}) {
       }),
       route(routes.createTask, async ({ body, ctx }) => await createTask(ctx, operationalChanges(body))),
       route(routes.getTask, async ({ params, ctx }) => getTask(ctx, params.id)),
-      route(routes.updateTask, async ({ params, body, ctx }) =>
-        updateTask(ctx, params.id, operationalChanges(body)),
-      ),
+      route(routes.updateTask, async ({ params, body, ctx }) => updateTask(ctx, params.id, operationalChanges(body))),
       route(routes.deleteTask, async ({ params, ctx }) => await deleteTask(ctx, params.id)),
 
       route(
@@ -63,9 +61,7 @@ export function tasksHandler(options: GroupOptions = {}) {
         },
         { fields: { assignee: 'assigned_to' } },
       ),
-      route(routes.createPublicTask, async ({ body, ctx }) =>
-        toPublicTask(await createTask(ctx, publicChanges(body))),
-      ),
+      route(routes.createPublicTask, async ({ body, ctx }) => toPublicTask(await createTask(ctx, publicChanges(body)))),
       route(routes.getPublicTask, async ({ params, ctx }) => {
         const task = await getTask(ctx, params.id);
         return { ...toPublicTask(task), blocking: task.blocking };

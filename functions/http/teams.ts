@@ -22,19 +22,10 @@ export const handler = groupHandler(
     route(getTeam, async ({ params, ctx }) => Teams.getTeamWithMembers(ctx, params.id)),
     route(updateTeam, async ({ params, body, ctx }) => Teams.updateTeam(ctx, params.id, body)),
     route(deleteTeam, async ({ params, ctx }) => await Teams.deleteTeam(ctx, params.id)),
-    route(
-      listTeamMembers,
-      async ({ params, query, ctx }) => await Teams.listTeamMembers(ctx, params.id, query),
-    ),
+    route(listTeamMembers, async ({ params, query, ctx }) => await Teams.listTeamMembers(ctx, params.id, query)),
     route(addTeamMember, async ({ params, body, ctx }) => await Teams.addTeamMember(ctx, params.id, body)),
-    route(
-      listTeamInvites,
-      async ({ params, query, ctx }) => await Teams.listTeamInvites(ctx, params.id, query),
-    ),
-    route(
-      createTeamInvite,
-      async ({ params, body, ctx }) => await Teams.createTeamInvite(ctx, params.id, body),
-    ),
+    route(listTeamInvites, async ({ params, query, ctx }) => await Teams.listTeamInvites(ctx, params.id, query)),
+    route(createTeamInvite, async ({ params, body, ctx }) => await Teams.createTeamInvite(ctx, params.id, body)),
     route(acceptTeamInvite, async ({ params, ctx }) => Teams.acceptTeamInvite(ctx, params.token)),
   ],
   { ports: { email } },

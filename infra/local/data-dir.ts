@@ -26,8 +26,7 @@ export function ensureDataDir(dir: string): void {
         `DATA_DIR ${dir} is a file, not a directory: set DATA_DIR to a directory (e.g. DATA_DIR=.data npm start).`,
       );
     }
-    if (code === 'EACCES')
-      throw new StartupError(`DATA_DIR ${dir} cannot be created here: permission denied.`);
+    if (code === 'EACCES') throw new StartupError(`DATA_DIR ${dir} cannot be created here: permission denied.`);
     throw error;
   }
   if (!statSync(dir).isDirectory()) {
@@ -85,9 +84,7 @@ export function lockDataDir(dir: string, port: number): () => void {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
       }
     }
-    throw new StartupError(
-      `DATA_DIR ${dir}: another instance took it while this one was starting; try again.`,
-    );
+    throw new StartupError(`DATA_DIR ${dir}: another instance took it while this one was starting; try again.`);
   } finally {
     rmSync(draft, { force: true });
   }
@@ -140,8 +137,6 @@ function readIfPresent(file: string): string | undefined {
     return readFileSync(file, 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new StartupError(
-      `${file} cannot be read (${(error as NodeJS.ErrnoException).code}): check its permissions.`,
-    );
+    throw new StartupError(`${file} cannot be read (${(error as NodeJS.ErrnoException).code}): check its permissions.`);
   }
 }

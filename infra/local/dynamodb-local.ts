@@ -60,8 +60,7 @@ export async function startDynamoLocal(options: DynamoLocalOptions = {}): Promis
   // The lifeline: java runs under a shell that kills it as soon as our end of its stdin closes, which
   // happens on a clean stop and also when this process dies without one (SIGKILL, crash). No orphans.
   // (A background job's stdin is /dev/null, so the watcher reads a copy of it kept on fd 3.)
-  const lifeline =
-    'exec 3<&0; java "$@" & child=$!; (read -r _ <&3; kill "$child" 2>/dev/null) & wait "$child"';
+  const lifeline = 'exec 3<&0; java "$@" & child=$!; (read -r _ <&3; kill "$child" 2>/dev/null) & wait "$child"';
   const child = spawn(
     'sh',
     [

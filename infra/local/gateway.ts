@@ -199,8 +199,7 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResultV2):
     return;
   }
   const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(result.headers ?? {}))
-    headers[name.toLowerCase()] = String(value);
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
   if (result.cookies?.length) headers['set-cookie'] = result.cookies;
   const payload = result.body === undefined ? '' : result.body;
   const bytes = result.isBase64Encoded ? Buffer.from(payload, 'base64') : Buffer.from(payload, 'utf8');

@@ -27,9 +27,7 @@ if (!functionName || !eventFile) {
 const functions = new Map(readServerlessFunctions().map((fn) => [fn.name, fn]));
 const fn = functions.get(functionName);
 if (!fn) {
-  console.error(
-    `No function "${functionName}" in serverless.yml; there are: ${[...functions.keys()].join(', ')}`,
-  );
+  console.error(`No function "${functionName}" in serverless.yml; there are: ${[...functions.keys()].join(', ')}`);
   process.exit(2);
 }
 if (!existsSync(eventFile)) {
@@ -66,9 +64,7 @@ function runningInstance(file: string): { pid: number; dynamodb_endpoint: string
     process.kill(runtime.pid, 0);
     return runtime;
   } catch {
-    console.error(
-      `${file} is left from an npm start that no longer runs; starting DynamoDB Local for this call.`,
-    );
+    console.error(`${file} is left from an npm start that no longer runs; starting DynamoDB Local for this call.`);
     return undefined;
   }
 }

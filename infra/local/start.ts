@@ -106,11 +106,7 @@ async function main(): Promise<void> {
     const queues = connectLocalQueues();
     writeFileSync(
       runtimeFile,
-      JSON.stringify(
-        { pid: process.pid, port: gateway.port, dynamodb_endpoint: config.dynamoEndpoint },
-        null,
-        2,
-      ),
+      JSON.stringify({ pid: process.pid, port: gateway.port, dynamodb_endpoint: config.dynamoEndpoint }, null, 2),
     );
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const payments = config.stripeSecretKey

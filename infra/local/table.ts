@@ -25,9 +25,7 @@ export function tableProperties(file = 'infra/aws/table.yml'): TableProperties {
   const template = parse(readFileSync(file, 'utf8'), { customTags: cloudFormationTags }) as {
     Resources: Record<string, { Type: string; Properties: TableProperties }>;
   };
-  const table = Object.values(template.Resources).find(
-    (resource) => resource.Type === 'AWS::DynamoDB::Table',
-  );
+  const table = Object.values(template.Resources).find((resource) => resource.Type === 'AWS::DynamoDB::Table');
   if (!table) throw new Error(`${file} declares no AWS::DynamoDB::Table`);
   return table.Properties;
 }

@@ -27,9 +27,7 @@ export function wirePorts(spec: PortSpec = {}): Ports {
         if (!built.has(name)) {
           const source = wired[name];
           if (source === undefined) {
-            throw new Error(
-              `The ${name} port is not wired into this function; name it where its handler is built`,
-            );
+            throw new Error(`The ${name} port is not wired into this function; name it where its handler is built`);
           }
           built.set(name, typeof source === 'function' ? (source as () => unknown)() : source);
         }

@@ -22,11 +22,9 @@ import type { CheckoutItem, PriceLine } from '#lib/kernel/ports';
  * with the price the catalogue sets, and completes through the payments webhook.
  */
 
-const invalid = (path: string, message: string) =>
-  new ValidationError('The request is not valid', [{ path, message }]);
+const invalid = (path: string, message: string) => new ValidationError('The request is not valid', [{ path, message }]);
 
-export const unknownTier = () =>
-  invalid('tier', `Unknown tier; one of ${TIERS.map((tier) => tier.id).join(', ')}`);
+export const unknownTier = () => invalid('tier', `Unknown tier; one of ${TIERS.map((tier) => tier.id).join(', ')}`);
 
 /** A tier sold through checkout: priced, and neither free nor by contract. */
 function sellableTier(slug: string): TierDefinition & { price: PriceLine } {
@@ -75,11 +73,7 @@ const successUrl = (ctx: RequestContext) => `${ctx.baseUrl}/billing/subscription
 const cancelUrl = (ctx: RequestContext) => `${ctx.baseUrl}/billing/subscription?checkout=cancelled`;
 
 /** Opens a checkout session at the provider and remembers it (the local checkout page reads it). */
-export async function openCheckout(
-  ctx: RequestContext,
-  orgId: string,
-  item: CheckoutItem,
-): Promise<CheckoutResult> {
+export async function openCheckout(ctx: RequestContext, orgId: string, item: CheckoutItem): Promise<CheckoutResult> {
   const { payments } = ctx.ports;
   const session = await payments.createCheckoutSession({
     orgId,
@@ -111,8 +105,7 @@ export async function startCheckout(
   input: { tier?: string; package_slug?: string },
 ): Promise<CheckoutResult> {
   const { orgId } = requireOrgRole(ctx, 'admin');
-  const item =
-    input.package_slug !== undefined ? packageCheckout(input.package_slug) : tierCheckout(input.tier ?? '');
+  const item = input.package_slug !== undefined ? packageCheckout(input.package_slug) : tierCheckout(input.tier ?? '');
   await requireOrganization(orgId);
   return openCheckout(ctx, orgId, item);
 }

@@ -91,8 +91,7 @@ export async function confirmLocalCheckout(
         currency: 'usd',
         client_reference_id: session.org_id,
         customer: localCustomerId(session.org_id),
-        subscription:
-          session.kind === 'tier' ? `sub_local_${shortHash(`${session.org_id}|${session.id}`)}` : null,
+        subscription: session.kind === 'tier' ? `sub_local_${shortHash(`${session.org_id}|${session.id}`)}` : null,
         metadata:
           session.kind === 'tier'
             ? { org_id: session.org_id, kind: 'tier', tier: session.tier }

@@ -36,8 +36,7 @@ type Json = Record<string, unknown>;
 
 const obj = (value: unknown): Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
-const str = (value: unknown): string | undefined =>
-  typeof value === 'string' && value.length > 0 ? value : undefined;
+const str = (value: unknown): string | undefined => (typeof value === 'string' && value.length > 0 ? value : undefined);
 const num = (value: unknown): number | undefined => (typeof value === 'number' ? value : undefined);
 /** Stripe expands some references into objects; either way the id is what is stored. */
 const idOf = (value: unknown): string | undefined => str(value) ?? str(obj(value).id);
@@ -227,12 +226,7 @@ function invoiceSubscription(invoice: Json): { id?: string; metadata: Json } {
   };
 }
 
-async function planInvoice(
-  eventId: string,
-  invoice: Json,
-  now: Date,
-  outcome: 'paid' | 'failed',
-): Promise<Plan> {
+async function planInvoice(eventId: string, invoice: Json, now: Date, outcome: 'paid' | 'failed'): Promise<Plan> {
   const subscription = invoiceSubscription(invoice);
   const customerId = idOf(invoice.customer);
   const orgId = await orgOf({ ...obj(invoice.metadata), ...subscription.metadata }, customerId);
@@ -313,8 +307,7 @@ async function planSubscriptionUpdated(subscription: Json, now: Date): Promise<P
   if (!orgId) return ignored('The subscription names no known organization');
   const tier = subscriptionTier(subscription);
   if (!tier) return ignored('The subscription names no known tier');
-  const periodEnd =
-    num(firstOf(subscription.items).current_period_end) ?? num(subscription.current_period_end);
+  const periodEnd = num(firstOf(subscription.items).current_period_end) ?? num(subscription.current_period_end);
   const status = statusOf(subscription.status);
   return {
     orgId,

@@ -84,10 +84,7 @@ async function checkTarget(ctx: RequestContext, orgId: string, target: TierDefin
   return { org, usage, violations: violationsFor(usage, target) };
 }
 
-export async function validateDowngrade(
-  ctx: RequestContext,
-  input: { tier: string },
-): Promise<DowngradeCheck> {
+export async function validateDowngrade(ctx: RequestContext, input: { tier: string }): Promise<DowngradeCheck> {
   const { orgId } = requirePrincipal(ctx);
   const target = knownTier(input.tier);
   const { org, usage, violations } = await checkTarget(ctx, orgId, target);

@@ -25,10 +25,7 @@ export function pricing() {
       price_monthly_cents: tier.price_monthly_cents as number,
       monthly_tokens: tier.monthly_tokens,
       // The price also buys limits and rate limits; this is the price over the included tokens only.
-      price_per_million_included_tokens_cents: perMillion(
-        tier.price_monthly_cents as number,
-        tier.monthly_tokens,
-      ),
+      price_per_million_included_tokens_cents: perMillion(tier.price_monthly_cents as number, tier.monthly_tokens),
     })),
   };
 }

@@ -12,10 +12,7 @@ const inStore = (orgId: string) => ({
   ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':cred': credentialKeys.prefix },
 });
 
-export async function getCredentialItem(input: {
-  orgId: string;
-  key: string;
-}): Promise<CredentialItem | undefined> {
+export async function getCredentialItem(input: { orgId: string; key: string }): Promise<CredentialItem | undefined> {
   const { Item } = await table.get({ Key: credentialKeys.byKey(input.orgId, input.key) });
   return Item as CredentialItem | undefined;
 }
@@ -54,9 +51,7 @@ export async function upsertCredentialItem(input: {
 }
 
 /** A page of the organization's credentials, without their sealed values. */
-export async function listCredentialItems(
-  input: { orgId: string } & PageRequest,
-): Promise<Page<CredentialItem>> {
+export async function listCredentialItems(input: { orgId: string } & PageRequest): Promise<Page<CredentialItem>> {
   return queryPage<CredentialItem>(
     {
       ...inStore(input.orgId),

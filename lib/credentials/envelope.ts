@@ -30,12 +30,7 @@ export class CredentialDecryptionError extends AppError {
 const additionalData = (orgId: string, key: string) => Buffer.from(`${orgId}:${key}`);
 const keyContext = (orgId: string, key: string): KeyContext => ({ org: orgId, credential: key });
 
-export async function seal(
-  keys: KeyManagement,
-  orgId: string,
-  key: string,
-  value: string,
-): Promise<Envelope> {
+export async function seal(keys: KeyManagement, orgId: string, key: string, value: string): Promise<Envelope> {
   const dataKey = await keys.generateDataKey(keyContext(orgId, key));
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', dataKey.plaintext, iv);
@@ -53,12 +48,7 @@ export async function seal(
 }
 
 /** The plain value, or CredentialDecryptionError for any tampering or a key that does not fit. */
-export async function open(
-  keys: KeyManagement,
-  orgId: string,
-  key: string,
-  envelope: Envelope,
-): Promise<string> {
+export async function open(keys: KeyManagement, orgId: string, key: string, envelope: Envelope): Promise<string> {
   try {
     const dataKey = await keys.decryptDataKey(
       Buffer.from(envelope.wrapped_key, 'base64'),
@@ -71,10 +61,7 @@ export async function open(
     });
     decipher.setAAD(additionalData(orgId, key));
     decipher.setAuthTag(Buffer.from(envelope.tag, 'base64'));
-    const plain = Buffer.concat([
-      decipher.update(Buffer.from(envelope.ciphertext, 'base64')),
-      decipher.final(),
-    ]);
+    const plain = Buffer.concat([decipher.update(Buffer.from(envelope.ciphertext, 'base64')), decipher.final()]);
     return plain.toString('utf8');
   } catch (error) {
     throw new CredentialDecryptionError(error);

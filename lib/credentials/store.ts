@@ -71,10 +71,7 @@ export async function listCredentials(ctx: RequestContext, page: PageRequest): P
 }
 
 /** GET /credentials/{key}: the decrypted value, and an activity entry naming who read which key. */
-export async function getCredential(
-  ctx: RequestContext,
-  key: string,
-): Promise<Credential & { value: string }> {
+export async function getCredential(ctx: RequestContext, key: string): Promise<Credential & { value: string }> {
   const principal = requirePrincipal(ctx);
   const item = await getCredentialItem({ orgId: principal.orgId, key });
   if (!item) throw new NotFoundError('Credential not found');

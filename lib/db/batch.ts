@@ -10,8 +10,7 @@ import type { TableKey } from '#lib/db/keys';
 /** Batch calls sent side by side; DynamoDB answers unprocessed keys when it is busy, retried with back-off. */
 const PARALLEL_CALLS = 4;
 
-const backOff = (round: number) =>
-  new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
+const backOff = (round: number) => new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * 2 ** round)));
 
 /**
  * Reads several items by key with BatchGetItem (100 keys a call, retrying unprocessed keys), in the
@@ -50,10 +49,7 @@ async function getChunk<T>(chunk: TableKey[], found: Map<string, T>): Promise<vo
  * @example
  * await writeMany({ puts: postings, deletes: stalePostingKeys });
  */
-export async function writeMany(input: {
-  puts?: Record<string, unknown>[];
-  deletes?: TableKey[];
-}): Promise<void> {
+export async function writeMany(input: { puts?: Record<string, unknown>[]; deletes?: TableKey[] }): Promise<void> {
   const requests: Record<string, unknown>[] = [
     ...(input.puts ?? []).map((Item) => ({ PutRequest: { Item } })),
     ...(input.deletes ?? []).map((key) => ({ DeleteRequest: { Key: { ...key } } })),

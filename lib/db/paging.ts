@@ -30,9 +30,7 @@ export async function queryPage<T = Record<string, unknown>>(
   let total = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await db.send(
-      new QueryCommand({ ...input, TableName: TABLE, ExclusiveStartKey: startKey }),
-    );
+    const result = await db.send(new QueryCommand({ ...input, TableName: TABLE, ExclusiveStartKey: startKey }));
     for (const item of (result.Items ?? []) as T[]) {
       if (!keep(item)) continue;
       if (total >= page.offset && items.length < page.limit) items.push(item);

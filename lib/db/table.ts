@@ -57,15 +57,9 @@ export const table = {
     db.send(new GetCommand({ ...input, TableName: TABLE }), options),
   put: ({ reason, ...input }: Conditional<PutCommandInput>, options?: Options): Promise<PutCommandOutput> =>
     conditional(reason, () => db.send(new PutCommand({ ...input, TableName: TABLE }), options)),
-  update: (
-    { reason, ...input }: Conditional<UpdateCommandInput>,
-    options?: Options,
-  ): Promise<UpdateCommandOutput> =>
+  update: ({ reason, ...input }: Conditional<UpdateCommandInput>, options?: Options): Promise<UpdateCommandOutput> =>
     conditional(reason, () => db.send(new UpdateCommand({ ...input, TableName: TABLE }), options)),
-  delete: (
-    { reason, ...input }: Conditional<DeleteCommandInput>,
-    options?: Options,
-  ): Promise<DeleteCommandOutput> =>
+  delete: ({ reason, ...input }: Conditional<DeleteCommandInput>, options?: Options): Promise<DeleteCommandOutput> =>
     conditional(reason, () => db.send(new DeleteCommand({ ...input, TableName: TABLE }), options)),
   query: (input: QueryInput, options?: Options): Promise<QueryResult> =>
     db.send(new QueryCommand({ ...input, TableName: TABLE }), options),

@@ -50,8 +50,4 @@ export const isThrottledCancellation = (reasons: Array<{ Code?: string }>): bool
   reasons.every((reason) => reason.Code === 'None' || THROTTLED_REASONS.has(reason.Code ?? ''));
 
 export const databaseUnavailable = (cause: unknown): ServiceUnavailableError =>
-  new ServiceUnavailableError(
-    'The database is unavailable; try again shortly',
-    cause,
-    DATABASE_RETRY_AFTER_SECONDS,
-  );
+  new ServiceUnavailableError('The database is unavailable; try again shortly', cause, DATABASE_RETRY_AFTER_SECONDS);

@@ -74,16 +74,10 @@ export type GroupHandler = ((event: HttpEvent, context: Context) => Promise<Http
 /** Per-request state: the context the domain receives, made once the trace id is known. */
 type WithCtx = HttpContext & { ctx?: RequestContext };
 
-export function groupHandler(
-  group: string,
-  bindings: RouteBinding[],
-  options: GroupOptions = {},
-): GroupHandler {
+export function groupHandler(group: string, bindings: RouteBinding[], options: GroupOptions = {}): GroupHandler {
   for (const binding of bindings) {
     if (binding.def.group !== group) {
-      throw new Error(
-        `Route ${binding.def.method} ${binding.def.path} belongs to ${binding.def.group}, not ${group}`,
-      );
+      throw new Error(`Route ${binding.def.method} ${binding.def.path} belongs to ${binding.def.group}, not ${group}`);
     }
   }
   const router = new Router(bindings);

@@ -50,9 +50,7 @@ function envelope(result: unknown, def: RouteDef, query: unknown): Record<string
     case 'deleted':
       return { data, meta: { deleted: true, ...extra } };
     case 'raw':
-      throw new Error(
-        `${def.method} ${def.path} answers a raw body; its function must return rawResponse(…)`,
-      );
+      throw new Error(`${def.method} ${def.path} answers a raw body; its function must return rawResponse(…)`);
     default:
       return extra ? { data, meta: extra } : { data };
   }

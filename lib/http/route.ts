@@ -71,9 +71,8 @@ export function defineRoute<
 }
 
 /** The permission a route needs: its own, or `read` for GET and `write` for every other method. */
-export const requiredPermission = (
-  def: Pick<RouteDef, 'permission' | 'method'>,
-): 'read' | 'write' | 'admin' => def.permission ?? (def.method === 'GET' ? 'read' : 'write');
+export const requiredPermission = (def: Pick<RouteDef, 'permission' | 'method'>): 'read' | 'write' | 'admin' =>
+  def.permission ?? (def.method === 'GET' ? 'read' : 'write');
 
 export type Infer<S> = [S] extends [AnyZod] ? z.output<S> : undefined;
 

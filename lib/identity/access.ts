@@ -26,8 +26,7 @@ export function requireUser(ctx: RequestContext): UserPrincipal {
 export function requireOrgRole(ctx: RequestContext, minimum: OrgRole): Principal {
   const principal = requirePrincipal(ctx);
   const effective: OrgRole | undefined =
-    principal.orgRole ??
-    (principal.method === 'api_key' && principal.capability === 'admin' ? 'admin' : undefined);
+    principal.orgRole ?? (principal.method === 'api_key' && principal.capability === 'admin' ? 'admin' : undefined);
   const asAdmin = principal.isInstanceAdmin && minimum !== 'owner';
   if (!asAdmin && !orgRoleAtLeast(effective, minimum)) {
     throw new ForbiddenError(`This needs the ${minimum} role in the organization`);

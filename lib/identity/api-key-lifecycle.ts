@@ -23,21 +23,15 @@ import { SCOPES, type Scope } from '#lib/identity/roles';
  */
 
 /** `write` implies `read` and `admin` both, so duplicates are dropped and the order is canonical. */
-const normalizeScopes = (scopes: readonly Scope[]): Scope[] =>
-  SCOPES.filter((scope) => scopes.includes(scope));
+const normalizeScopes = (scopes: readonly Scope[]): Scope[] => SCOPES.filter((scope) => scopes.includes(scope));
 
 /**
  * Key ids sort by creation time (so lists come oldest first without a separate index), followed by
  * enough randomness that they cannot be guessed.
  */
-const newKeyId = (now: Date): string =>
-  `key_${now.getTime().toString(36).padStart(9, '0')}${randomBase62(12)}`;
+const newKeyId = (now: Date): string => `key_${now.getTime().toString(36).padStart(9, '0')}${randomBase62(12)}`;
 
-export async function listApiKeys(
-  ctx: RequestContext,
-  orgId: string,
-  page: PageRequest,
-): Promise<Page<ApiKey>> {
+export async function listApiKeys(ctx: RequestContext, orgId: string, page: PageRequest): Promise<Page<ApiKey>> {
   await requireKeyManager(ctx, orgId);
   const result = await listApiKeysOfOrganization({ orgId, ...page });
   return { items: result.items.map(toApiKey), total: result.total };
@@ -55,17 +49,11 @@ export interface NewApiKey {
   expires_at?: string;
 }
 
-export async function createApiKey(
-  ctx: RequestContext,
-  orgId: string,
-  input: NewApiKey,
-): Promise<ApiKeyWithSecret> {
+export async function createApiKey(ctx: RequestContext, orgId: string, input: NewApiKey): Promise<ApiKeyWithSecret> {
   const principal = await requireKeyManager(ctx, orgId);
   const now = ctx.clock.now();
   if (input.expires_at !== undefined && new Date(input.expires_at) <= now) {
-    throw new ValidationError('The request is not valid', [
-      { path: 'expires_at', message: 'must be in the future' },
-    ]);
+    throw new ValidationError('The request is not valid', [{ path: 'expires_at', message: 'must be in the future' }]);
   }
   const key = newApiKey();
   const id = newKeyId(now);

@@ -99,15 +99,7 @@ export interface ApiKeyUseItem {
 /** The API key record of the API (masked; never a hash). */
 export type ApiKey = Pick<
   ApiKeyItem,
-  | 'id'
-  | 'name'
-  | 'description'
-  | 'scopes'
-  | 'active'
-  | 'masked_key'
-  | 'created_at'
-  | 'updated_at'
-  | 'created_by'
+  'id' | 'name' | 'description' | 'scopes' | 'active' | 'masked_key' | 'created_at' | 'updated_at' | 'created_by'
 > & {
   expires_at: string | null;
   revoked_at: string | null;
@@ -150,8 +142,7 @@ const notDeleted = 'attribute_not_exists(deleted_at)';
 
 /** What a refused API key write answers. */
 const apiKeyConflicts = {
-  'key-changed': () =>
-    new ConflictError('The API key was changed by another request; read it again and retry'),
+  'key-changed': () => new ConflictError('The API key was changed by another request; read it again and retry'),
 };
 
 /** A key of the organization that is not deleted, read strongly so that its version is current. */

@@ -16,13 +16,7 @@ import {
   lesser,
 } from '#lib/identity/roles';
 import { toUser, type UserItem } from '#lib/identity/users';
-import type {
-  Authenticator,
-  Credential,
-  CredentialUse,
-  Principal,
-  RequestContext,
-} from '#lib/kernel/context';
+import type { Authenticator, Credential, CredentialUse, Principal, RequestContext } from '#lib/kernel/context';
 
 /** How long API key usage records are kept. */
 const USAGE_RETENTION_DAYS = 90;
@@ -54,11 +48,7 @@ export function assertAllowed(principal: Principal, needed: Capability): void {
 }
 
 async function fromAccessToken(ctx: RequestContext, credential: Credential): Promise<Principal> {
-  const claims = await verifyAccessToken(
-    ctx.ports.secrets.accessTokenKey,
-    credential.value,
-    ctx.ports.clock.now(),
-  );
+  const claims = await verifyAccessToken(ctx.ports.secrets.accessTokenKey, credential.value, ctx.ports.clock.now());
   const requested = credential.organizationId;
   const orgId = requested ?? claims.orgId;
   const [revoked, user, membership, org] = await getMany([

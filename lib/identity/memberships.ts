@@ -40,8 +40,7 @@ export interface MembershipItem {
 }
 
 /** A member of the API: the membership with the user's name and address. */
-export type Member = Pick<MembershipItem, 'user_id' | 'role' | 'joined_at'> &
-  Pick<UserItem, 'username' | 'email'>;
+export type Member = Pick<MembershipItem, 'user_id' | 'role' | 'joined_at'> & Pick<UserItem, 'username' | 'email'>;
 
 export const toMember = (membership: MembershipItem, user: Pick<UserItem, 'username' | 'email'>): Member => ({
   user_id: membership.user_id,

@@ -1,11 +1,7 @@
 import type { Principal, RequestContext } from '#lib/context';
 import { ForbiddenError, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import {
-  getOrganizationItem,
-  getOrganizationWithMembership,
-  type OrganizationItem,
-} from '#lib/identity/organizations';
+import { getOrganizationItem, getOrganizationWithMembership, type OrganizationItem } from '#lib/identity/organizations';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
 
 /**
@@ -51,8 +47,6 @@ export async function accessOrg(ctx: RequestContext, orgId: string): Promise<Org
 
 export function requireRole(access: OrgAccess, minimum: OrgRole, action: string): void {
   if (!orgRoleAtLeast(access.role, minimum)) {
-    throw new ForbiddenError(
-      `Only an organization ${minimum}${minimum === 'owner' ? '' : ' or above'} can ${action}`,
-    );
+    throw new ForbiddenError(`Only an organization ${minimum}${minimum === 'owner' ? '' : ' or above'} can ${action}`);
   }
 }

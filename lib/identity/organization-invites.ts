@@ -16,20 +16,9 @@ import {
   newInviteWrites,
   toInvite,
 } from '#lib/identity/invite-records';
-import {
-  isMember,
-  type Member,
-  membershipItem,
-  newMembershipWrite,
-  toMember,
-} from '#lib/identity/memberships';
+import { isMember, type Member, membershipItem, newMembershipWrite, toMember } from '#lib/identity/memberships';
 import { accessOrg, orgNotFound, requireRole } from '#lib/identity/organization-access';
-import {
-  getOrganizationItem,
-  memberCountChange,
-  type Organization,
-  toOrganization,
-} from '#lib/identity/organizations';
+import { getOrganizationItem, memberCountChange, type Organization, toOrganization } from '#lib/identity/organizations';
 import type { OrgRole } from '#lib/identity/roles';
 import { DAY_SECONDS, epochSeconds } from '#lib/identity/ttl';
 import { getUserItem, userExistsCheck, userIdByEmail } from '#lib/identity/users';
@@ -56,24 +45,15 @@ const alreadyMember = () =>
     { path: 'body.user_id', message: 'is already a member' },
   ]);
 const memberAlready = () =>
-  new ConflictError('This address belongs to a member already', [
-    { path: 'email', message: 'is already a member' },
-  ]);
+  new ConflictError('This address belongs to a member already', [{ path: 'email', message: 'is already a member' }]);
 const inviteActive = () =>
-  new ConflictError('An active invite exists for this address', [
-    { path: 'email', message: 'has an active invite' },
-  ]);
+  new ConflictError('An active invite exists for this address', [{ path: 'email', message: 'has an active invite' }]);
 
 /** Invite ids start with their creation time, so the tenant's `INVITE#` range lists oldest first. */
-const newInviteId = (now: Date): string =>
-  `inv_${now.getTime().toString(36).padStart(9, '0')}${randomBase62(10)}`;
+const newInviteId = (now: Date): string => `inv_${now.getTime().toString(36).padStart(9, '0')}${randomBase62(10)}`;
 
 /** The pending invites of an organization the caller can see (never their tokens), oldest first. */
-export async function listInvites(
-  ctx: RequestContext,
-  orgId: string,
-  page: PageRequest,
-): Promise<Page<Invite>> {
+export async function listInvites(ctx: RequestContext, orgId: string, page: PageRequest): Promise<Page<Invite>> {
   await accessOrg(ctx, orgId);
   const now = ctx.clock.now();
   const result = await listPendingInvites({ orgId, now, ...page });
@@ -167,11 +147,7 @@ export async function acceptInvite(ctx: RequestContext, token: string): Promise<
  *
  * Registration calls this with the new user's id when it is given an invite token.
  */
-export async function acceptInviteForUser(
-  ctx: RequestContext,
-  token: string,
-  userId: number,
-): Promise<AcceptedInvite> {
+export async function acceptInviteForUser(ctx: RequestContext, token: string, userId: number): Promise<AcceptedInvite> {
   const item = await getInviteToken(token);
   const now = ctx.clock.now().toISOString();
   // TTL removes expired items lazily, so an item that is still there may be past its time.

@@ -36,18 +36,11 @@ const lastOwner = () => new ConflictError('The organization’s last owner canno
 const changedMeanwhile = () => new ConflictError('The record was changed by another request; try again');
 
 /** The members of an organization the caller can see, by user id. */
-export async function listMembers(
-  ctx: RequestContext,
-  orgId: string,
-  page: PageRequest,
-): Promise<Page<Member>> {
+export async function listMembers(ctx: RequestContext, orgId: string, page: PageRequest): Promise<Page<Member>> {
   await accessOrg(ctx, orgId);
   const memberships = await listMembersOfOrganization({ orgId, ...page });
   const users = new Map(
-    (await getUsersByIds(memberships.items.map((membership) => membership.user_id))).map((user) => [
-      user.id,
-      user,
-    ]),
+    (await getUsersByIds(memberships.items.map((membership) => membership.user_id))).map((user) => [user.id, user]),
   );
   // A user erased in the meantime takes their memberships along; until then they are skipped here.
   const items = memberships.items.flatMap((membership) => {
@@ -73,10 +66,11 @@ export async function addMember(
   if (!user) throw userNotFound();
   const now = ctx.clock.now().toISOString();
   const membership = membershipItem({ orgId, userId: input.userId, role: input.role, now });
-  await transact(
-    [newMembershipWrite(membership), memberCountChange(orgId, 1), userExistsCheck(input.userId)],
-    { 'already-member': alreadyMember, 'organization-missing': orgNotFound, 'user-missing': userNotFound },
-  );
+  await transact([newMembershipWrite(membership), memberCountChange(orgId, 1), userExistsCheck(input.userId)], {
+    'already-member': alreadyMember,
+    'organization-missing': orgNotFound,
+    'user-missing': userNotFound,
+  });
   return toMember(membership, user);
 }
 
@@ -140,9 +134,10 @@ export async function removeMember(
   const succession = membership.role === 'owner' ? [await ownerSuccessionCheck(orgId, userId)] : [];
   // Leaving the organization means leaving its teams too, in the same transaction.
   const teams = await teamLeavingWrites(orgId, userId);
-  await transact(
-    [membershipRemovalWrite(membership), memberCountChange(orgId, -1), ...succession, ...teams],
-    { 'membership-changed': changedMeanwhile, 'organization-missing': orgNotFound, 'last-owner': lastOwner },
-  );
+  await transact([membershipRemovalWrite(membership), memberCountChange(orgId, -1), ...succession, ...teams], {
+    'membership-changed': changedMeanwhile,
+    'organization-missing': orgNotFound,
+    'last-owner': lastOwner,
+  });
   return { organization_id: orgId, user_id: userId };
 }

@@ -31,10 +31,7 @@ export interface NewUser {
  * POST /auth/register. With an `invite_code` (an organization invite token), the code is checked
  * before the account exists, so a bad code creates nothing, and the new user joins that organization.
  */
-export async function register(
-  ctx: RequestContext,
-  input: NewUser & { invite_code?: string },
-): Promise<User> {
+export async function register(ctx: RequestContext, input: NewUser & { invite_code?: string }): Promise<User> {
   if (input.invite_code !== undefined) await assertInviteUsable(ctx, input.invite_code);
   const { user } = await registerUser(ctx, input);
   if (input.invite_code !== undefined) {

@@ -47,9 +47,7 @@ export interface Session {
 
 const wrongCredentials = () => new UnauthorizedError('Wrong email or password');
 const resetUnusable = () =>
-  new ValidationError('The reset token is invalid or expired', [
-    { path: 'token', message: 'is invalid or expired' },
-  ]);
+  new ValidationError('The reset token is invalid or expired', [{ path: 'token', message: 'is invalid or expired' }]);
 
 export async function login(
   ctx: RequestContext,
@@ -115,11 +113,7 @@ async function startSession(
 }
 
 /** Exchanges a refresh token for a new session; a spent token revokes its family. */
-export async function refresh(
-  ctx: RequestContext,
-  refreshToken: string,
-  secret: Uint8Array,
-): Promise<Session> {
+export async function refresh(ctx: RequestContext, refreshToken: string, secret: Uint8Array): Promise<Session> {
   const now = ctx.clock.now();
   const item = await getRefreshToken(refreshToken);
   if (!item || item.expires_at <= epochSeconds(now)) throw invalidRefresh();
@@ -165,10 +159,7 @@ export async function logout(
 }
 
 /** Always the same answer, whether or not the address exists; a reset link goes out only if it does. */
-export async function forgotPassword(
-  ctx: RequestContext,
-  email: string,
-): Promise<{ success: true; message: string }> {
+export async function forgotPassword(ctx: RequestContext, email: string): Promise<{ success: true; message: string }> {
   const answer = {
     success: true as const,
     message: 'If the address is registered, a reset link has been sent',
@@ -193,11 +184,7 @@ export async function forgotPassword(
 }
 
 /** Spends a reset token (once), sets the new password and ends every existing session. */
-export async function resetPassword(
-  ctx: RequestContext,
-  token: string,
-  password: string,
-): Promise<{ success: true }> {
+export async function resetPassword(ctx: RequestContext, token: string, password: string): Promise<{ success: true }> {
   const now = ctx.clock.now();
   let userId: number;
   try {

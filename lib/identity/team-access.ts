@@ -40,13 +40,9 @@ export async function requireTeamManager(
 ): Promise<void> {
   if (isOrgAdmin(ctx)) return;
   const own =
-    principal.userId === undefined
-      ? undefined
-      : await getTeamMember(principal.orgId, team.id, principal.userId);
+    principal.userId === undefined ? undefined : await getTeamMember(principal.orgId, team.id, principal.userId);
   if (grantsOwner && own?.role !== 'owner') {
-    throw new ForbiddenError(
-      'Granting the owner role needs the team owner role or the organization admin role',
-    );
+    throw new ForbiddenError('Granting the owner role needs the team owner role or the organization admin role');
   }
   if (own?.role !== 'owner' && own?.role !== 'admin') {
     throw new ForbiddenError('This needs the team owner or admin role, or the organization admin role');

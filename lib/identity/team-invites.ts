@@ -66,11 +66,7 @@ export interface NewTeamInvite {
  * sent by email and stored only as its SHA-256 lookup item; if the email cannot be sent, the invite is
  * withdrawn again, since nobody could ever use it and it would block a new one for a week.
  */
-export async function createTeamInvite(
-  ctx: RequestContext,
-  teamId: number,
-  input: NewTeamInvite,
-): Promise<TeamInvite> {
+export async function createTeamInvite(ctx: RequestContext, teamId: number, input: NewTeamInvite): Promise<TeamInvite> {
   const principal = requirePrincipal(ctx);
   const orgId = principal.orgId;
   const team = await getLiveTeam(orgId, teamId);
@@ -161,10 +157,7 @@ export async function acceptTeamInvite(
     joined_at: now.toISOString(),
   };
   await transact(
-    [
-      ...teamInviteAcceptanceWrites({ lookup, invite, userId: principal.userId, now }),
-      ...teamJoinWrites(member),
-    ],
+    [...teamInviteAcceptanceWrites({ lookup, invite, userId: principal.userId, now }), ...teamJoinWrites(member)],
     {
       'team-invite-used': inviteNotFound,
       'not-member': inviteNotFound,

@@ -49,19 +49,12 @@ export interface NewTeamMember {
  * POST /teams/{id}/members: the user must belong to the organization. The membership, the member and
  * the team's member_count change in one transaction, so the count never drifts from the members.
  */
-export async function addTeamMember(
-  ctx: RequestContext,
-  teamId: number,
-  input: NewTeamMember,
-): Promise<TeamMember> {
+export async function addTeamMember(ctx: RequestContext, teamId: number, input: NewTeamMember): Promise<TeamMember> {
   const principal = requirePrincipal(ctx);
   const orgId = principal.orgId;
   const team = await getLiveTeam(orgId, teamId);
   await requireTeamManager(ctx, principal, team, input.role === 'owner');
-  const [user, membership] = await Promise.all([
-    getUserItem(input.user_id),
-    getMembership(orgId, input.user_id),
-  ]);
+  const [user, membership] = await Promise.all([getUserItem(input.user_id), getMembership(orgId, input.user_id)]);
   if (!user || !membership) throw userNotInOrganization();
   const member: TeamMemberItem = {
     ...teamKeys.member(orgId, teamId, input.user_id),

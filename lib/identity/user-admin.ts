@@ -9,11 +9,7 @@ import {
   listMembersOfOrganization,
   membershipErasureWrite,
 } from '#lib/identity/memberships';
-import {
-  erasedMemberCount,
-  getOrganizationItem,
-  personalOrganizationClosingWrites,
-} from '#lib/identity/organizations';
+import { erasedMemberCount, getOrganizationItem, personalOrganizationClosingWrites } from '#lib/identity/organizations';
 import { teamLeavingWrites } from '#lib/identity/team-records';
 import {
   getUserItem,
@@ -105,9 +101,7 @@ export async function deleteOwnAccount(ctx: RequestContext): Promise<{ id: numbe
  */
 async function eraseUser(user: UserItem): Promise<void> {
   const memberships = await listMembershipsOfUser(user.id);
-  const teamWrites = await Promise.all(
-    memberships.map((membership) => teamLeavingWrites(membership.org_id, user.id)),
-  );
+  const teamWrites = await Promise.all(memberships.map((membership) => teamLeavingWrites(membership.org_id, user.id)));
   // The personal organization goes with its owner: soft-deleted, its slug free again. It keeps its
   // member count, since one transaction cannot touch an item twice.
   const personal = await getOrganizationItem(user.personal_org_id);

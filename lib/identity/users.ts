@@ -3,14 +3,7 @@ import { counterKey, nextId } from '#lib/db/counters';
 import { pad, type TableKey } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
-import {
-  claimUnique,
-  itemExists,
-  itemIsNew,
-  releaseUnique,
-  type TransactItem,
-  uniqueKey,
-} from '#lib/db/transactions';
+import { claimUnique, itemExists, itemIsNew, releaseUnique, type TransactItem, uniqueKey } from '#lib/db/transactions';
 import { ConflictError } from '#lib/errors';
 
 const ALL_USERS = 'USERS';
@@ -77,9 +70,7 @@ export const userConflicts = {
   'email-taken': () =>
     new ConflictError('A user with this email already exists', [{ path: 'email', message: 'is taken' }]),
   'username-taken': () =>
-    new ConflictError('A user with this username already exists', [
-      { path: 'username', message: 'is taken' },
-    ]),
+    new ConflictError('A user with this username already exists', [{ path: 'username', message: 'is taken' }]),
 };
 
 /** Every access and refresh token issued before this write stops working. */
@@ -211,11 +202,7 @@ export async function upgradePasswordHash(input: { userId: number; from: string;
 }
 
 /** Sets a new password and ends every session; refused with `user-missing` when the account is gone. */
-export async function setPassword(input: {
-  userId: number;
-  passwordHash: string;
-  now: string;
-}): Promise<void> {
+export async function setPassword(input: { userId: number; passwordHash: string; now: string }): Promise<void> {
   await table.update({
     Key: userKeys.byId(input.userId),
     UpdateExpression: `SET password_hash = :hash, updated_at = :now ${endSessions}`,

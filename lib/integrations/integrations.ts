@@ -4,12 +4,7 @@ import { credentialUpdateTimes } from '#lib/credentials/credential-records';
 import { actorOf, saveCredential } from '#lib/credentials/store';
 import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
-import {
-  credentialNameOf,
-  findIntegration,
-  INTEGRATIONS,
-  type Integration,
-} from '#lib/integrations/catalogue';
+import { credentialNameOf, findIntegration, INTEGRATIONS, type Integration } from '#lib/integrations/catalogue';
 
 export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
 
@@ -108,8 +103,7 @@ export async function configureIntegration(
       problems.push({ path: `fields.${field.name}`, message: `must be a valid ${field.format}` });
     }
   }
-  if (problems.length > 0)
-    throw new ValidationError(`The ${integration.name} fields are not valid`, problems);
+  if (problems.length > 0) throw new ValidationError(`The ${integration.name} fields are not valid`, problems);
 
   for (const field of integration.fields) {
     const value = fields[field.name];

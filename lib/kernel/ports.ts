@@ -30,9 +30,7 @@ export type KeyContext = Record<string, string>;
  */
 export interface KeyManagement {
   /** A new 32-byte data key, in plain and wrapped form, and the id of the master key that wrapped it. */
-  generateDataKey(
-    context: KeyContext,
-  ): Promise<{ plaintext: Uint8Array; wrapped: Uint8Array; keyId: string }>;
+  generateDataKey(context: KeyContext): Promise<{ plaintext: Uint8Array; wrapped: Uint8Array; keyId: string }>;
   /** Unwraps a data key; throws when the key id, context or wrapped bytes do not match. */
   decryptDataKey(wrapped: Uint8Array, keyId: string, context: KeyContext): Promise<Uint8Array>;
 }
@@ -95,11 +93,7 @@ export interface PaymentsProvider {
   createCheckoutSession(
     input: { orgId: string; successUrl: string; cancelUrl: string } & CheckoutItem,
   ): Promise<CheckoutSession>;
-  createPortalSession(input: {
-    orgId: string;
-    customerId: string;
-    returnUrl: string;
-  }): Promise<{ url: string }>;
+  createPortalSession(input: { orgId: string; customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /**
    * An intent to pay for a token package (`package`, its slug, is written into the intent's metadata for
    * the payments webhook). The same `idempotencyKey` answers the same intent (the provider deduplicates).

@@ -5,20 +5,10 @@ import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import {
-  emptyTaskCounts,
-  type Product,
-  type ProductItem,
-  productKeys,
-  toProduct,
-} from '#lib/products/product-keys';
+import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
-import {
-  DEFAULT_PRODUCT_STATUS,
-  type ProductStatusInput,
-  toProductStatus,
-} from '#lib/products/product-status';
+import { DEFAULT_PRODUCT_STATUS, type ProductStatusInput, toProductStatus } from '#lib/products/product-status';
 
 /** Creating a product: POST /products. */
 
@@ -33,8 +23,7 @@ export interface NewProduct {
   accent_color?: string | null | undefined;
 }
 
-const slugTaken = () =>
-  new ConflictError('A product with this slug exists', [{ path: 'slug', message: 'is taken' }]);
+const slugTaken = () => new ConflictError('A product with this slug exists', [{ path: 'slug', message: 'is taken' }]);
 
 /** A generated slug is retried this often when concurrent creates take the free one first. */
 const GENERATED_SLUG_ATTEMPTS = 3;

@@ -35,12 +35,7 @@ export const rateKey = (caller: string, hourStart: number) => ({
   sk: 'RATE',
 });
 
-export async function countRequest(
-  caller: string,
-  limits: Limits,
-  now: Date,
-  bucket?: Bucket,
-): Promise<RateState> {
+export async function countRequest(caller: string, limits: Limits, now: Date, bucket?: Bucket): Promise<RateState> {
   const seconds = Math.floor(now.getTime() / 1000);
   const hourStart = seconds - (seconds % 3600);
   const minuteStart = seconds - (seconds % 60);
@@ -91,8 +86,6 @@ export function tightest(state: RateState): WindowState {
 export function retryAfter(state: RateState, now: Date): number {
   const seconds = Math.floor(now.getTime() / 1000);
   const windows = state.bucket ? [state.minute, state.hour, state.bucket] : [state.minute, state.hour];
-  const waits = windows
-    .filter((window) => window.count > window.limit)
-    .map((window) => window.reset - seconds);
+  const waits = windows.filter((window) => window.count > window.limit).map((window) => window.reset - seconds);
   return waits.length > 0 ? Math.max(1, ...waits) : 0;
 }

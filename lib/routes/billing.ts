@@ -47,10 +47,7 @@ const Usage = z
     agents: z.number().int(),
     pipelines: z.number().int(),
     members: z.number().int(),
-    tokens_consumed: z
-      .number()
-      .int()
-      .meta({ description: 'This calendar month (UTC), from consume ledger entries' }),
+    tokens_consumed: z.number().int().meta({ description: 'This calendar month (UTC), from consume ledger entries' }),
   })
   .meta({ id: 'BillingUsage' });
 
@@ -101,11 +98,7 @@ const AutoTopup = z
 
 const AutoTopupInput = z.object({
   enabled: z.boolean(),
-  threshold: z
-    .number()
-    .int()
-    .positive()
-    .meta({ description: 'Top up when the token balance falls below this' }),
+  threshold: z.number().int().positive().meta({ description: 'Top up when the token balance falls below this' }),
   package_slug: z.string().min(1).max(64),
 });
 

@@ -9,10 +9,7 @@ const tags = ['Credentials'];
 
 export const credentialName = z
   .string()
-  .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/,
-    'letters, digits and . _ : / - only, at most 128 characters',
-  );
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'letters, digits and . _ : / - only, at most 128 characters');
 
 export const CredentialRecord = z
   .object({

@@ -16,8 +16,7 @@ const tags = ['Deployments'];
 export const DeploymentRecord = z
   .object({
     id: z.string().meta({
-      description:
-        'The hosting provider’s deployment id, or `git-<delivery id>` for one recorded from a push',
+      description: 'The hosting provider’s deployment id, or `git-<delivery id>` for one recorded from a push',
     }),
     status: z.enum(DEPLOYMENT_STATUSES),
     source: z.enum(['git_push', 'deploy_webhook']),

@@ -273,8 +273,6 @@ export const acceptInvite = defineRoute({
     'Any signed-in user holding the emailed token. 404 when the token is unknown, expired or used; 409 when ' +
     'the caller is a member already. An invite is consumed once.',
   params: z.object({ token: z.string().min(1).max(512) }),
-  response: z
-    .object({ organization: OrganizationRecord, member: MemberRecord })
-    .meta({ id: 'AcceptedInvite' }),
+  response: z.object({ organization: OrganizationRecord, member: MemberRecord }).meta({ id: 'AcceptedInvite' }),
   errors: [409],
 });

@@ -26,9 +26,7 @@ export const HealthRecord = z
   })
   .meta({ id: 'HealthRecord' });
 
-export const Readiness = z
-  .object({ ready: z.boolean(), db: z.enum(['connected', 'error']) })
-  .meta({ id: 'Readiness' });
+export const Readiness = z.object({ ready: z.boolean(), db: z.enum(['connected', 'error']) }).meta({ id: 'Readiness' });
 
 const checkStatus = z.enum(['ok', 'error', 'unknown', 'not_configured']);
 
@@ -74,8 +72,7 @@ export const getHealth = defineRoute({
   path: '/health',
   auth: 'none',
   summary: 'Health record',
-  description:
-    'Answers 503 with the same record (`status: error`, `db: error`) when the database is unreachable.',
+  description: 'Answers 503 with the same record (`status: error`, `db: error`) when the database is unreachable.',
   response: HealthRecord,
   alsoAnswers: [503],
 });

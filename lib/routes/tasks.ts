@@ -3,12 +3,7 @@ import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery, valueList } from '#lib/http/schemas';
 import { integerId } from '#lib/routes/schemas';
-import {
-  TASK_PRIORITIES,
-  TASK_STATUS_INPUTS,
-  TASK_STATUSES,
-  transitionTableMarkdown,
-} from '#lib/tasks/task-status';
+import { TASK_PRIORITIES, TASK_STATUS_INPUTS, TASK_STATUSES, transitionTableMarkdown } from '#lib/tasks/task-status';
 
 /**
  * Tasks, operational (`/tasks`) and public (`/v1/public/tasks`): the same records with the same ids,
@@ -69,8 +64,7 @@ const commonOptional = {
   depends_on: dependsOn.optional(),
 };
 
-const namesAField = (body: Record<string, unknown>) =>
-  Object.values(body).some((value) => value !== undefined);
+const namesAField = (body: Record<string, unknown>) => Object.values(body).some((value) => value !== undefined);
 
 export const TaskRef = z
   .object({ id: z.number().int(), title: z.string(), status: z.enum(TASK_STATUSES) })
@@ -104,9 +98,7 @@ export const Blocking = z
   .object({
     blocked_by: z.array(TaskRef).meta({ description: 'The tasks this one depends on' }),
     blocks: z.array(TaskRef).meta({ description: 'The tasks that depend on this one' }),
-    is_blocked: z
-      .boolean()
-      .meta({ description: 'Whether any task in blocked_by is neither done nor cancelled' }),
+    is_blocked: z.boolean().meta({ description: 'Whether any task in blocked_by is neither done nor cancelled' }),
   })
   .meta({ id: 'TaskBlocking' });
 
@@ -333,9 +325,7 @@ export const updatePublicTask = defineRoute({
     TRANSITIONS,
   ].join('\n\n'),
   params,
-  body: z
-    .object({ title: title.optional(), ...publicBody })
-    .refine(namesAField, 'name at least one field to change'),
+  body: z.object({ title: title.optional(), ...publicBody }).refine(namesAField, 'name at least one field to change'),
   response: PublicTaskRecord,
   errors: [404, 409],
 });

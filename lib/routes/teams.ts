@@ -12,10 +12,7 @@ const params = z.object({ id: integerId('id') });
 
 const teamName = z.string().trim().min(1).max(100);
 const teamDescription = z.string().trim().max(1000).nullable();
-const teamRole = z
-  .enum(TEAM_ROLES)
-  .default('member')
-  .meta({ description: 'owner, admin or member; default member' });
+const teamRole = z.enum(TEAM_ROLES).default('member').meta({ description: 'owner, admin or member; default member' });
 
 const MANAGERS = 'team owners and admins, and admins and owners of the organization';
 

@@ -127,10 +127,7 @@ export interface Blocking {
 }
 
 /** `blocking` for GET /tasks/{id}: one Query for the dependents, one BatchGetItem for both sides. */
-export async function blockingOf(
-  orgId: string,
-  task: Pick<TaskItem, 'id' | 'depends_on'>,
-): Promise<Blocking> {
+export async function blockingOf(orgId: string, task: Pick<TaskItem, 'id' | 'depends_on'>): Promise<Blocking> {
   const dependsOn = [...(task.depends_on ?? [])].sort((a, b) => a - b);
   const dependents = await dependentsOf(orgId, task.id);
   const tasks = await readTasks(orgId, [...dependsOn, ...dependents]);

@@ -52,10 +52,7 @@ export const taskWords = (task: { title: string; description?: string | null }):
   new Set([...words(task.title), ...words(task.description ?? '')]);
 
 /** Whether every word of the query begins some word of the task: the check each candidate passes. */
-export function matchesSearch(
-  queryWords: string[],
-  task: { title: string; description?: string | null },
-): boolean {
+export function matchesSearch(queryWords: string[], task: { title: string; description?: string | null }): boolean {
   const own = [...taskWords(task)];
   return queryWords.every((wanted) => own.some((word) => word.startsWith(wanted)));
 }

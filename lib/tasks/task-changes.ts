@@ -85,8 +85,7 @@ export function transitionError(from: TaskStatus, to: TaskStatus): ConflictError
 /** How the refusals of a task write's transaction reach the caller, by reason code. */
 export const writeConflicts = (product: ProductItem | null | undefined) => ({
   ...(product ? { 'product-gone': () => productGone(product) } : {}),
-  'dependency-changed': () =>
-    new ConflictError('A task this one depends on changed at the same moment; try again'),
+  'dependency-changed': () => new ConflictError('A task this one depends on changed at the same moment; try again'),
 });
 
 const productGone = (product: ProductItem) => {

@@ -14,12 +14,7 @@ export interface Completion {
   event: PreparedEvent | undefined;
 }
 
-export async function completionOf(
-  orgId: string,
-  task: Task,
-  fields: TaskFields,
-  now: Date,
-): Promise<Completion> {
+export async function completionOf(orgId: string, task: Task, fields: TaskFields, now: Date): Promise<Completion> {
   const event = await prepareEvent(orgId, 'task_completed', { task }, now);
   const entry = changelogWrite(
     orgId,
@@ -36,9 +31,6 @@ export async function completionOf(
 }
 
 /** After the commit: the event's message goes on the queue (or, failing that, the sweeper's). */
-export async function announceCompletion(
-  ctx: RequestContext,
-  completion: Completion | undefined,
-): Promise<void> {
+export async function announceCompletion(ctx: RequestContext, completion: Completion | undefined): Promise<void> {
   if (completion?.event) await queuePrepared(ctx, completion.event);
 }

@@ -8,22 +8,9 @@ import { requirePrincipal } from '#lib/identity/access';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
 import { addPostings, removePostings, taskWords } from '#lib/tasks/search-index';
-import {
-  duplicateError,
-  resolveProduct,
-  type TaskChanges,
-  titleGuard,
-  writeConflicts,
-} from '#lib/tasks/task-changes';
+import { duplicateError, resolveProduct, type TaskChanges, titleGuard, writeConflicts } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
-import {
-  type Task,
-  type TaskFields,
-  type TaskItem,
-  taskIndexes,
-  taskKeys,
-  toTask,
-} from '#lib/tasks/task-keys';
+import { type Task, type TaskFields, type TaskItem, taskIndexes, taskKeys, toTask } from '#lib/tasks/task-keys';
 import { newTaskPut, taskCountChange, titleClaim } from '#lib/tasks/task-records';
 import { type TaskPriority, toTaskStatus } from '#lib/tasks/task-status';
 

@@ -9,13 +9,7 @@ import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
 import { removePostings, taskWords } from '#lib/tasks/search-index';
 import { titleGuard, WRITE_ATTEMPTS } from '#lib/tasks/task-changes';
 import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
-import {
-  dependsOnReplace,
-  getTaskItem,
-  taskCountChange,
-  taskDelete,
-  titleRelease,
-} from '#lib/tasks/task-records';
+import { dependsOnReplace, getTaskItem, taskCountChange, taskDelete, titleRelease } from '#lib/tasks/task-records';
 
 /**
  * DELETE /tasks/{id}: the task goes for good. First the tasks that depend on it drop it from their

@@ -29,8 +29,7 @@ export const taskKeys = {
   byAssigneePk: (orgId: string, assigneeKey: string): string => `${tenantPk(orgId)}#ASSIGNEE#${assigneeKey}`,
   indexSort: (priority: TaskPriority, id: number): string => `${priority}#${pad(id)}`,
   /** The assignee index's sort key: by status, then as the status index sorts. */
-  assigneeSort: (status: TaskStatus, priority: TaskPriority, id: number): string =>
-    `${status}#${priority}#${pad(id)}`,
+  assigneeSort: (status: TaskStatus, priority: TaskPriority, id: number): string => `${status}#${priority}#${pad(id)}`,
   /** The assignee index's sort key prefix of one status. */
   assigneeStatusPrefix: (status: TaskStatus): string => `${status}#`,
   dependent: (orgId: string, id: number, dependentId: number): TableKey => ({
@@ -51,8 +50,7 @@ export const UNASSIGNED = '-';
 export const titleKey = (title: string): string => title.trim().replace(/\s+/g, ' ').toLowerCase();
 
 /** Assignees compare ignoring case. */
-export const assigneeKey = (assignee: string | null): string =>
-  assignee ? assignee.trim().toLowerCase() : UNASSIGNED;
+export const assigneeKey = (assignee: string | null): string => (assignee ? assignee.trim().toLowerCase() : UNASSIGNED);
 
 export interface TaskFields {
   title: string;

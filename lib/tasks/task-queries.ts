@@ -59,11 +59,7 @@ export function searchWords(q: string, path = 'q'): string[] {
   return found;
 }
 
-export async function listTaskItems(
-  orgId: string,
-  filter: TaskFilter,
-  page: PageRequest,
-): Promise<Page<TaskItem>> {
+export async function listTaskItems(orgId: string, filter: TaskFilter, page: PageRequest): Promise<Page<TaskItem>> {
   const queryWords = filter.q === undefined ? undefined : searchWords(filter.q);
   const keep = keeps(filter, queryWords);
   if (queryWords) {
@@ -78,9 +74,7 @@ export async function listTaskItems(
     return window((await byAssignee(orgId, filter.assignee, filter.statuses)).filter(keep), page);
   }
   if (filter.statuses) {
-    const perStatus = await Promise.all(
-      [...new Set(filter.statuses)].map((status) => byStatus(orgId, status)),
-    );
+    const perStatus = await Promise.all([...new Set(filter.statuses)].map((status) => byStatus(orgId, status)));
     return window(perStatus.flat().filter(keep), page);
   }
   const unfiltered = Object.values(filter).every((value) => value === undefined);
@@ -155,8 +149,7 @@ function assigneeQuery(orgId: string, assignee: string, status?: TaskStatus): Qu
       };
 }
 
-const byStatus = (orgId: string, status: TaskStatus): Promise<TaskItem[]> =>
-  readAll(statusQuery(orgId, status));
+const byStatus = (orgId: string, status: TaskStatus): Promise<TaskItem[]> => readAll(statusQuery(orgId, status));
 
 /** The assignee's tasks: all of them, or one Query per status asked for. */
 async function byAssignee(orgId: string, assignee: string, statuses?: TaskStatus[]): Promise<TaskItem[]> {
@@ -181,9 +174,7 @@ export async function nextTaskItem(
   filter: { assignee?: string; productSlug?: string },
 ): Promise<TaskItem | undefined> {
   const todo =
-    filter.assignee === undefined
-      ? statusQuery(orgId, 'todo')
-      : assigneeQuery(orgId, filter.assignee, 'todo');
+    filter.assignee === undefined ? statusQuery(orgId, 'todo') : assigneeQuery(orgId, filter.assignee, 'todo');
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.query({

@@ -22,8 +22,7 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TASK_STATUS_INPUTS = [...TASK_STATUSES, 'archived'] as const;
 export type TaskStatusInput = (typeof TASK_STATUS_INPUTS)[number];
 
-export const toTaskStatus = (input: TaskStatusInput): TaskStatus =>
-  input === 'archived' ? 'cancelled' : input;
+export const toTaskStatus = (input: TaskStatusInput): TaskStatus => (input === 'archived' ? 'cancelled' : input);
 
 export const TASK_TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
   todo: ['in_progress', 'blocked', 'cancelled'],

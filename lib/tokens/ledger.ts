@@ -142,9 +142,7 @@ export async function listTransactions(
         ':tx': ledgerKeys.entryPrefix,
         ...(input.type ? { ':type': input.type } : {}),
       },
-      ...(input.type
-        ? { FilterExpression: '#type = :type', ExpressionAttributeNames: { '#type': 'type' } }
-        : {}),
+      ...(input.type ? { FilterExpression: '#type = :type', ExpressionAttributeNames: { '#type': 'type' } } : {}),
       // Sort keys start with the ISO time, so reading backwards is newest first.
       ScanIndexForward: false,
     },

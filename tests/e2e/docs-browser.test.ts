@@ -11,8 +11,7 @@ const CHROMIUM = '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
 
 if (!available) {
-  if (process.env.CI)
-    throw new Error(`${CHROMIUM} is missing; .ci/run installs it, so CI must not skip the docs test`);
+  if (process.env.CI) throw new Error(`${CHROMIUM} is missing; .ci/run installs it, so CI must not skip the docs test`);
   console.warn(`SKIPPED docs browser test: ${CHROMIUM} not found (apt-get install -y chromium)`);
 }
 

@@ -54,8 +54,7 @@ async function waitForOutput(instance: Instance, text: string, timeoutMs = 45_00
   const deadline = Date.now() + timeoutMs;
   while (!instance.output().includes(text)) {
     if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${instance.output()}`);
-    if (instance.child.exitCode !== null)
-      throw new Error(`exited ${instance.child.exitCode}:\n${instance.output()}`);
+    if (instance.child.exitCode !== null) throw new Error(`exited ${instance.child.exitCode}:\n${instance.output()}`);
     await new Promise((done) => setTimeout(done, 100));
   }
 }

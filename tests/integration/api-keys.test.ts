@@ -141,8 +141,7 @@ describe('who may manage keys', () => {
 
     const statuses = [
       (await call(apiKeys, 'GET', keysOf(owner.orgId), { token: outsider.token })).status,
-      (await call(apiKeys, 'POST', keysOf(owner.orgId), { token: outsider.token, body: { name: 'x' } }))
-        .status,
+      (await call(apiKeys, 'POST', keysOf(owner.orgId), { token: outsider.token, body: { name: 'x' } })).status,
       (await call(apiKeys, 'GET', one, { token: outsider.token })).status,
       (await call(apiKeys, 'PATCH', one, { token: outsider.token, body: { active: false } })).status,
       (await call(apiKeys, 'DELETE', one, { token: outsider.token })).status,

@@ -336,9 +336,9 @@ describe('POST /auth/logout', () => {
 
     expect((await call(auth, 'GET', '/auth/me', { token: user.token })).status).toBe(401);
     expect((await call(auth, 'GET', '/auth/me', { token: other.token })).status).toBe(401);
-    expect(
-      (await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: other.refreshToken } })).status,
-    ).toBe(401);
+    expect((await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: other.refreshToken } })).status).toBe(
+      401,
+    );
     expect((await login(user.email, user.password)).token).toBeTruthy();
   });
 });
@@ -368,9 +368,7 @@ describe('POST /auth/refresh', () => {
   });
 
   it('answers 401 for an unknown refresh token and 400 for none', async () => {
-    expect(
-      (await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: 'rt_unknown' } })).status,
-    ).toBe(401);
+    expect((await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: 'rt_unknown' } })).status).toBe(401);
     expect((await call(auth, 'POST', '/auth/refresh', { body: {} })).status).toBe(400);
   });
 });
@@ -409,8 +407,7 @@ describe('password reset', () => {
     expect(again.status).toBe(400);
     expect((await call(auth, 'GET', '/auth/me', { token: user.token })).status).toBe(401);
     expect(
-      (await call(auth, 'POST', '/auth/login', { body: { email: user.email, password: user.password } }))
-        .status,
+      (await call(auth, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })).status,
     ).toBe(401);
     expect((await login(user.email, 'a brand new password')).token).toBeTruthy();
   });
@@ -426,9 +423,7 @@ describe('POST /auth/register with an invite code', () => {
       body: { email: 'newcomer@example.com', role: 'viewer' },
     });
     expect(invited.status).toBe(201);
-    const code = /invites\/([^/\s]+)\/accept/.exec(
-      outboxFor('newcomer@example.com')[0]?.text ?? '',
-    )?.[1] as string;
+    const code = /invites\/([^/\s]+)\/accept/.exec(outboxFor('newcomer@example.com')[0]?.text ?? '')?.[1] as string;
 
     // Act
     const registered = await call(auth, 'POST', '/auth/register', {
@@ -452,9 +447,7 @@ describe('POST /auth/register with an invite code', () => {
     const retried = await call(auth, 'POST', '/auth/register', { body: registration('hopeful') });
 
     expect(refused.status).toBe(400);
-    expect(refused.body.error.details).toEqual([
-      { path: 'body.invite_code', message: 'is invalid or expired' },
-    ]);
+    expect(refused.body.error.details).toEqual([{ path: 'body.invite_code', message: 'is invalid or expired' }]);
     expect(retried.status).toBe(201);
   });
 });

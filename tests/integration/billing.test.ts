@@ -50,10 +50,7 @@ async function deliver(event: Record<string, unknown>, path = '/webhooks/payment
 }
 
 async function raw(method: string, path: string) {
-  const response = (await billing(
-    httpEvent(method, `/api${path}`),
-    context(),
-  )) as APIGatewayProxyStructuredResultV2;
+  const response = (await billing(httpEvent(method, `/api${path}`), context())) as APIGatewayProxyStructuredResultV2;
   return { status: response.statusCode ?? 200, body: response.body ?? '', headers: response.headers ?? {} };
 }
 
@@ -62,8 +59,8 @@ const orgItem = async (orgId: string) =>
 
 const tokenBalance = async (orgId: string) =>
   Number(
-    (await db.send(new GetCommand({ TableName: TABLE, Key: { pk: tenantPk(orgId), sk: 'TOKENS' } }))).Item
-      ?.balance ?? 0,
+    (await db.send(new GetCommand({ TableName: TABLE, Key: { pk: tenantPk(orgId), sk: 'TOKENS' } }))).Item?.balance ??
+      0,
   );
 
 const setTier = (orgId: string, tier: string) =>
@@ -117,12 +114,7 @@ describe('the public catalogue', () => {
 
     // Assess
     expect(tiers.status).toBe(200);
-    expect(tiers.body.data.map((tier: { id: string }) => tier.id)).toEqual([
-      'free',
-      'pro',
-      'teams',
-      'enterprise',
-    ]);
+    expect(tiers.body.data.map((tier: { id: string }) => tier.id)).toEqual(['free', 'pro', 'teams', 'enterprise']);
     expect(pricing.status).toBe(200);
     const starter = pricing.body.data.token_packages.find((p: { slug: string }) => p.slug === 'starter');
     expect(starter.price_per_million_tokens_cents).toBe(2000);
@@ -130,20 +122,17 @@ describe('the public catalogue', () => {
 });
 
 describe('the payments webhook signature', () => {
-  it.each(['/webhooks/payments', '/billing/webhook'])(
-    'answers 401 without a Stripe-Signature on %s',
-    async (path) => {
-      // Prepare
-      const { payload } = signed({ id: eventId(), type: 'ping.unhandled', data: { object: {} } });
+  it.each(['/webhooks/payments', '/billing/webhook'])('answers 401 without a Stripe-Signature on %s', async (path) => {
+    // Prepare
+    const { payload } = signed({ id: eventId(), type: 'ping.unhandled', data: { object: {} } });
 
-      // Act
-      const response = await postWebhook(path, payload);
+    // Act
+    const response = await postWebhook(path, payload);
 
-      // Assess
-      expect(response.status).toBe(401);
-      expect(response.body.error.message).toBe('Invalid webhook signature');
-    },
-  );
+    // Assess
+    expect(response.status).toBe(401);
+    expect(response.body.error.message).toBe('Invalid webhook signature');
+  });
 
   it('answers 401 when the body was changed after signing', async () => {
     // Prepare
@@ -160,10 +149,7 @@ describe('the payments webhook signature', () => {
 
   it('answers 401 when the signature was made with another secret', async () => {
     // Prepare
-    const { payload, header } = signed(
-      { id: eventId(), type: 'x', data: { object: {} } },
-      { secret: 'whsec_other' },
-    );
+    const { payload, header } = signed({ id: eventId(), type: 'x', data: { object: {} } }, { secret: 'whsec_other' });
 
     // Act
     const response = await postWebhook('/billing/webhook', payload, header);
@@ -175,10 +161,7 @@ describe('the payments webhook signature', () => {
   it('answers 401 when the timestamp is older than 300 seconds', async () => {
     // Prepare
     const stale = Math.floor(Date.now() / 1000) - 301;
-    const { payload, header } = signed(
-      { id: eventId(), type: 'x', data: { object: {} } },
-      { timestamp: stale },
-    );
+    const { payload, header } = signed({ id: eventId(), type: 'x', data: { object: {} } }, { timestamp: stale });
 
     // Act
     const response = await postWebhook('/webhooks/payments', payload, header);

@@ -37,9 +37,9 @@ describe('transact with unique guards', () => {
   });
 
   it('refuses a taken value, case-insensitively, with the domain error and writes nothing', async () => {
-    await expect(
-      transact([claimUnique('slug#org-u', 'ROCKET', 'p2'), record('p2')], { 0: slugTaken }),
-    ).rejects.toThrow(slugTaken());
+    await expect(transact([claimUnique('slug#org-u', 'ROCKET', 'p2'), record('p2')], { 0: slugTaken })).rejects.toThrow(
+      slugTaken(),
+    );
 
     const written = await db.send(
       new GetCommand({ TableName: TABLE, Key: { pk: tenantPk('org-u'), sk: 'PRODUCT#p2' } }),
@@ -64,9 +64,7 @@ describe('transact with unique guards', () => {
   it('frees a value for reuse once released', async () => {
     await transact([claimUnique('slug#org-u', 'reusable', 'a'), record('a')]);
     await transact([releaseUnique('slug#org-u', 'reusable')]);
-    await expect(
-      transact([claimUnique('slug#org-u', 'reusable', 'b'), record('b')]),
-    ).resolves.toBeUndefined();
+    await expect(transact([claimUnique('slug#org-u', 'reusable', 'b'), record('b')])).resolves.toBeUndefined();
   });
 });
 

@@ -26,9 +26,9 @@ describe('integrations', () => {
       'llm',
       'email',
     ]);
-    expect(
-      response.body.data.every((integration: { status: string }) => integration.status === 'not_configured'),
-    ).toBe(true);
+    expect(response.body.data.every((integration: { status: string }) => integration.status === 'not_configured')).toBe(
+      true,
+    );
     expect(response.body.meta).toEqual({ total: 6, limit: 6, offset: 0 });
   });
 

@@ -15,8 +15,7 @@ import { type CallOptions, call, newUser, outboxFor, type TestUser } from '#test
 
 const DAY_MS = 86_400_000;
 
-const api = (method: string, path: string, options: CallOptions = {}) =>
-  call(organizations, method, path, options);
+const api = (method: string, path: string, options: CallOptions = {}) => call(organizations, method, path, options);
 
 /** Credentials checked at real time, whatever clock the handler's domain runs on. */
 const realTime = wirePorts();
@@ -338,9 +337,7 @@ describe('PATCH /organizations/{id}', () => {
       avatar_url: 'https://example.com/logo.png',
       member_count: 2,
     });
-    expect((await api('GET', `/organizations/${orgId}`, { token: owner.token })).body.data).toEqual(
-      response.body.data,
-    );
+    expect((await api('GET', `/organizations/${orgId}`, { token: owner.token })).body.data).toEqual(response.body.data);
     expect(reuse.status).toBe(201);
     expect(clash.status).toBe(409);
   });
@@ -419,8 +416,8 @@ describe('DELETE /organizations/{id}', () => {
     const owner = await newUser('owner');
     const member = await newUser('member');
     const slug = `gone-${Math.random().toString(36).slice(2, 8)}`;
-    const orgId = (await api('POST', '/organizations', { token: owner.token, body: { name: 'Gone', slug } }))
-      .body.data.id;
+    const orgId = (await api('POST', '/organizations', { token: owner.token, body: { name: 'Gone', slug } })).body.data
+      .id;
     await addAs(owner, orgId, member, 'member');
 
     // Act
@@ -499,12 +496,12 @@ describe('organization members', () => {
     expect(await memberCountOf(owner, orgId)).toBe(2);
     const members = await api('GET', `/organizations/${orgId}/members`, { token: newcomer.token });
     expect(members.body.meta).toEqual({ total: 2, limit: 50, offset: 0 });
-    expect(
-      members.body.data.map((member: { user_id: number; role: string }) => [member.user_id, member.role]),
-    ).toEqual([
-      [owner.id, 'owner'],
-      [newcomer.id, 'member'],
-    ]);
+    expect(members.body.data.map((member: { user_id: number; role: string }) => [member.user_id, member.role])).toEqual(
+      [
+        [owner.id, 'owner'],
+        [newcomer.id, 'member'],
+      ],
+    );
     expectNoInternals([response.body, members.body]);
   });
 
@@ -743,10 +740,7 @@ describe('organization members', () => {
     expect(ownerLeaves.status).toBe(200);
     expect(await memberCountOf(coOwner, orgId)).toBe(2);
     const members = await api('GET', `/organizations/${orgId}/members`, { token: coOwner.token });
-    expect(members.body.data.map((entry: { user_id: number }) => entry.user_id)).toEqual([
-      coOwner.id,
-      member.id,
-    ]);
+    expect(members.body.data.map((entry: { user_id: number }) => entry.user_id)).toEqual([coOwner.id, member.id]);
   });
 
   it('keeps a user in their personal organization', async () => {
@@ -963,9 +957,7 @@ describe('organization invites', () => {
 
     // Act
     const responses = await Promise.all(
-      [first, second].map((user) =>
-        api('POST', `/organizations/invites/${token}/accept`, { token: user.token }),
-      ),
+      [first, second].map((user) => api('POST', `/organizations/invites/${token}/accept`, { token: user.token })),
     );
 
     // Assess
@@ -1034,14 +1026,10 @@ describe('tenant isolation', () => {
     ];
 
     // Assess
-    expect(responses.map((response) => response.status)).toEqual([
-      404, 404, 404, 404, 404, 404, 404, 404, 404,
-    ]);
+    expect(responses.map((response) => response.status)).toEqual([404, 404, 404, 404, 404, 404, 404, 404, 404]);
     for (const response of responses) expect(response.body.error.code).toBe('NOT_FOUND');
     expect(await memberCountOf(owner, orgId)).toBe(1);
-    expect((await api('GET', `/organizations/${orgId}`, { token: owner.token })).body.data.name).not.toBe(
-      'Mine now',
-    );
+    expect((await api('GET', `/organizations/${orgId}`, { token: owner.token })).body.data.name).not.toBe('Mine now');
   });
 
   it('lets an API key reach only its own organization, its admin scope counting as admin', async () => {

@@ -110,12 +110,7 @@ describe('POST /products', () => {
     await createProduct(owner, { name: 'Orbit', slug: 'orbit' });
 
     // Act
-    const response = await call(
-      products,
-      'POST',
-      '/products',
-      as(owner, { body: { name: 'Another', slug: 'orbit' } }),
-    );
+    const response = await call(products, 'POST', '/products', as(owner, { body: { name: 'Another', slug: 'orbit' } }));
 
     // Assess
     expect(response.status).toBe(409);
@@ -133,12 +128,7 @@ describe('POST /products', () => {
     const owner = await newUser('owner');
 
     // Act
-    const withoutSlug = await call(
-      products,
-      'POST',
-      '/products',
-      as(owner, { body: { name: '日本語 !!!' } }),
-    );
+    const withoutSlug = await call(products, 'POST', '/products', as(owner, { body: { name: '日本語 !!!' } }));
     const withSlug = await call(
       products,
       'POST',
@@ -187,12 +177,7 @@ describe('POST /products', () => {
     const owner = await newUser('owner');
 
     // Act
-    const response = await call(
-      products,
-      'POST',
-      '/products',
-      as(owner, { body: { name: 'Wrong', status: given } }),
-    );
+    const response = await call(products, 'POST', '/products', as(owner, { body: { name: 'Wrong', status: given } }));
 
     // Assess
     expect(response.status).toBe(400);
@@ -217,12 +202,7 @@ describe('POST /products', () => {
         },
       }),
     );
-    const named = await call(
-      products,
-      'POST',
-      '/products',
-      as(owner, { body: { name: 'Red', brand_color: 'red' } }),
-    );
+    const named = await call(products, 'POST', '/products', as(owner, { body: { name: 'Red', brand_color: 'red' } }));
     const badDomain = await call(
       products,
       'POST',
@@ -275,18 +255,8 @@ describe('POST /products', () => {
     // Act
     const list = await call(products, 'GET', '/products', as(viewer, inOrg));
     const one = await call(products, 'GET', '/products/visible', as(viewer, inOrg));
-    const create = await call(
-      products,
-      'POST',
-      '/products',
-      as(viewer, { ...inOrg, body: { name: 'Nope' } }),
-    );
-    const update = await call(
-      products,
-      'PATCH',
-      '/products/visible',
-      as(viewer, { ...inOrg, body: { name: 'Nope' } }),
-    );
+    const create = await call(products, 'POST', '/products', as(viewer, { ...inOrg, body: { name: 'Nope' } }));
+    const update = await call(products, 'PATCH', '/products/visible', as(viewer, { ...inOrg, body: { name: 'Nope' } }));
 
     // Assess
     expect(list.status).toBe(200);
@@ -379,12 +349,7 @@ describe('GET /products', () => {
     const owner = await newUser('owner');
 
     // Act
-    const response = await call(
-      products,
-      'GET',
-      '/products',
-      as(owner, { query: { status: 'building,retired' } }),
-    );
+    const response = await call(products, 'GET', '/products', as(owner, { query: { status: 'building,retired' } }));
 
     // Assess
     expect(response.status).toBe(400);
@@ -401,12 +366,7 @@ describe('GET /products', () => {
     const byDescription = await call(products, 'GET', '/products', as(owner, { query: { q: 'GARDEN' } }));
     const bySlug = await call(products, 'GET', '/products', as(owner, { query: { slug: 'beta' } }));
     const partialSlug = await call(products, 'GET', '/products', as(owner, { query: { slug: 'bet' } }));
-    const combined = await call(
-      products,
-      'GET',
-      '/products',
-      as(owner, { query: { q: 'a', status: 'archived' } }),
-    );
+    const combined = await call(products, 'GET', '/products', as(owner, { query: { q: 'a', status: 'archived' } }));
     const tooLong = await call(products, 'GET', '/products', as(owner, { query: { q: 'x'.repeat(201) } }));
 
     // Assess
@@ -435,9 +395,7 @@ describe('GET /products', () => {
     ] as const;
     for (const move of moves) {
       await transact(
-        [taskCountsChange({ orgId: owner.orgId, slug: 'busy', ...move })].flatMap((write) =>
-          write ? [write] : [],
-        ),
+        [taskCountsChange({ orgId: owner.orgId, slug: 'busy', ...move })].flatMap((write) => (write ? [write] : [])),
       );
     }
 
@@ -545,12 +503,7 @@ describe('PATCH /products/{slug}', () => {
     await createProduct(owner, { name: 'Shifty', status: given === 'building' ? 'archived' : 'building' });
 
     // Act
-    const response = await call(
-      products,
-      'PATCH',
-      '/products/shifty',
-      as(owner, { body: { status: given } }),
-    );
+    const response = await call(products, 'PATCH', '/products/shifty', as(owner, { body: { status: given } }));
 
     // Assess
     expect(response.status).toBe(200);
@@ -563,19 +516,9 @@ describe('PATCH /products/{slug}', () => {
     await createProduct(owner, { name: 'Stable' });
 
     // Act
-    const unknown = await call(
-      products,
-      'PATCH',
-      '/products/stable',
-      as(owner, { body: { status: 'gone' } }),
-    );
+    const unknown = await call(products, 'PATCH', '/products/stable', as(owner, { body: { status: 'gone' } }));
     const empty = await call(products, 'PATCH', '/products/stable', as(owner, { body: {} }));
-    const slugOnly = await call(
-      products,
-      'PATCH',
-      '/products/stable',
-      as(owner, { body: { slug: 'other' } }),
-    );
+    const slugOnly = await call(products, 'PATCH', '/products/stable', as(owner, { body: { slug: 'other' } }));
 
     // Assess
     expect(unknown.status).toBe(400);
@@ -594,12 +537,7 @@ describe('PATCH /products/{slug}', () => {
 
     // Act
     const unknown = await call(products, 'PATCH', '/products/ghost', as(owner, { body: { name: 'Boo' } }));
-    const foreign = await call(
-      products,
-      'PATCH',
-      '/products/mine',
-      as(stranger, { body: { name: 'Taken' } }),
-    );
+    const foreign = await call(products, 'PATCH', '/products/mine', as(stranger, { body: { name: 'Taken' } }));
 
     // Assess
     expect(unknown.status).toBe(404);
@@ -617,24 +555,9 @@ describe('PATCH /products/{slug}', () => {
     await createProduct(owner, { name: 'Palette' });
 
     // Act
-    const short = await call(
-      products,
-      'PATCH',
-      '/products/palette',
-      as(owner, { body: { brand_color: '#ABC' } }),
-    );
-    const named = await call(
-      products,
-      'PATCH',
-      '/products/palette',
-      as(owner, { body: { accent_color: 'red' } }),
-    );
-    const long = await call(
-      products,
-      'PATCH',
-      '/products/palette',
-      as(owner, { body: { accent_color: '#abcdef0' } }),
-    );
+    const short = await call(products, 'PATCH', '/products/palette', as(owner, { body: { brand_color: '#ABC' } }));
+    const named = await call(products, 'PATCH', '/products/palette', as(owner, { body: { accent_color: 'red' } }));
+    const long = await call(products, 'PATCH', '/products/palette', as(owner, { body: { accent_color: '#abcdef0' } }));
 
     // Assess
     expect(short.status).toBe(200);
@@ -709,8 +632,7 @@ describe('PATCH /products/{slug}', () => {
     // Prepare
     const owner = await newUser('owner');
     await createProduct(owner, { name: 'Race', brand_color: '#000000' });
-    const patch = () =>
-      call(products, 'PATCH', '/products/race', as(owner, { body: { brand_color: '#ffffff' } }));
+    const patch = () => call(products, 'PATCH', '/products/race', as(owner, { body: { brand_color: '#ffffff' } }));
 
     // Act
     const responses = await Promise.all([patch(), patch()]);
@@ -731,12 +653,7 @@ describe('PATCH /products/{slug}', () => {
 
     // Act
     const renamed = await call(products, 'PATCH', '/products/fade', as(owner, { body: { name: 'Faded' } }));
-    const cleared = await call(
-      products,
-      'PATCH',
-      '/products/fade',
-      as(owner, { body: { accent_color: null } }),
-    );
+    const cleared = await call(products, 'PATCH', '/products/fade', as(owner, { body: { accent_color: null } }));
 
     // Assess
     expect(renamed.body.meta).toEqual({ follow_up: [] });

@@ -130,12 +130,7 @@ describe('POST /v1/public/tasks', () => {
     const owner = await newUser('owner');
 
     // Act
-    const response = await call(
-      tasks,
-      'POST',
-      '/v1/public/tasks',
-      as(owner, { body: { title: 'Say hello' } }),
-    );
+    const response = await call(tasks, 'POST', '/v1/public/tasks', as(owner, { body: { title: 'Say hello' } }));
 
     // Assess
     expect(response.status).toBe(201);
@@ -224,12 +219,7 @@ describe('POST /v1/public/tasks', () => {
       '/v1/public/tasks',
       as(owner, { body: { title: 'ROTATE keys', product_id: product.id } }),
     );
-    const outsideProduct = await call(
-      tasks,
-      'POST',
-      '/v1/public/tasks',
-      as(owner, { body: { title: 'Rotate keys' } }),
-    );
+    const outsideProduct = await call(tasks, 'POST', '/v1/public/tasks', as(owner, { body: { title: 'Rotate keys' } }));
 
     // Assess
     expect(duplicate.status).toBe(409);
@@ -654,16 +644,10 @@ describe('the task_completed event when its message cannot be queued at once', (
     refusing = false;
     await queue.drain();
     const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(owner));
-    const soon = await requeueUnqueued(
-      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 30_000)) }),
-    );
-    const later = await requeueUnqueued(
-      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }),
-    );
+    const soon = await requeueUnqueued(contextWith({ queue, clock: fixedClock(new Date(Date.now() + 30_000)) }));
+    const later = await requeueUnqueued(contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }));
     await queue.drain();
-    const again = await requeueUnqueued(
-      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 120_000)) }),
-    );
+    const again = await requeueUnqueued(contextWith({ queue, clock: fixedClock(new Date(Date.now() + 120_000)) }));
     await queue.drain();
 
     // Assess

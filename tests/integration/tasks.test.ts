@@ -71,12 +71,7 @@ describe('POST /tasks', () => {
     const owner = await newUser('owner');
 
     // Act
-    const response = await call(
-      tasks,
-      'POST',
-      '/tasks',
-      as(owner, { body: { title: '  Draft the roadmap  ' } }),
-    );
+    const response = await call(tasks, 'POST', '/tasks', as(owner, { body: { title: '  Draft the roadmap  ' } }));
     const fetched = await getTask(owner, response.body.data.id);
 
     // Assess
@@ -155,12 +150,7 @@ describe('POST /tasks', () => {
       '/tasks',
       as(owner, { body: { title: 'Old idea', status: 'archived' } }),
     );
-    const done = await call(
-      tasks,
-      'POST',
-      '/tasks',
-      as(owner, { body: { title: 'Done already', status: 'done' } }),
-    );
+    const done = await call(tasks, 'POST', '/tasks', as(owner, { body: { title: 'Done already', status: 'done' } }));
 
     // Assess
     expect(archived.status).toBe(201);
@@ -231,12 +221,7 @@ describe('duplicate titles', () => {
     const first = await createTask(owner, { title: 'Ship the release' });
 
     // Act
-    const response = await call(
-      tasks,
-      'POST',
-      '/tasks',
-      as(owner, { body: { title: '  SHIP the Release ' } }),
-    );
+    const response = await call(tasks, 'POST', '/tasks', as(owner, { body: { title: '  SHIP the Release ' } }));
     const list = await listTasks(owner);
 
     // Assess
@@ -478,8 +463,7 @@ describe('PATCH /tasks/{id}', () => {
     // Prepare: one task in state `from` per target state.
     const owner = await newUser('owner');
     const started: TaskRecord[] = [];
-    for (const to of statuses)
-      started.push(await createTask(owner, { title: `From ${from} to ${to}`, status: from }));
+    for (const to of statuses) started.push(await createTask(owner, { title: `From ${from} to ${to}`, status: from }));
 
     // Act
     const responses = [];
@@ -1189,12 +1173,7 @@ describe('task creation limit', () => {
       remaining.push(response.headers['X-RateLimit-Remaining'] as string);
     }
     const refused = await call(limited, 'POST', '/tasks', as(owner, { body: { title: 'One too many' } }));
-    const refusedPublic = await call(
-      limited,
-      'POST',
-      '/v1/public/tasks',
-      as(owner, { body: { title: 'Another' } }),
-    );
+    const refusedPublic = await call(limited, 'POST', '/v1/public/tasks', as(owner, { body: { title: 'Another' } }));
     const list = await listTasks(owner, { limit: '0' });
 
     // Assess

@@ -195,11 +195,7 @@ describe('GET /teams', () => {
 
     // Assess
     expect(all.status).toBe(200);
-    expect(all.body.data.map((team: { name: string }) => team.name)).toEqual([
-      'Platform',
-      'Growth',
-      'Support',
-    ]);
+    expect(all.body.data.map((team: { name: string }) => team.name)).toEqual(['Platform', 'Growth', 'Support']);
     expect(all.body.data.map((team: { member_count: number }) => team.member_count)).toEqual([2, 1, 1]);
     expect(all.body.meta).toEqual({ total: 3, limit: 50, offset: 0 });
     expect(page.body.data.map((team: { name: string }) => team.name)).toEqual(['Growth']);
@@ -220,10 +216,7 @@ describe('GET /teams', () => {
     const empty = await call(teams, 'GET', '/teams', { token: user.token, query: { name: '' } });
 
     // Assess
-    expect(matches.body.data.map((team: { name: string }) => team.name)).toEqual([
-      'Alpha Squad',
-      'the alphabet crew',
-    ]);
+    expect(matches.body.data.map((team: { name: string }) => team.name)).toEqual(['Alpha Squad', 'the alphabet crew']);
     expect(matches.body.meta.total).toBe(2);
     expect(none.body).toEqual({ data: [], meta: { total: 0, limit: 50, offset: 0 } });
     expect(empty.body.meta.total).toBe(3);
@@ -502,12 +495,12 @@ describe('team members', () => {
         joined_at: expect.any(String),
       },
     });
-    expect(
-      members.body.data.map((member: { user_id: number; role: string }) => [member.user_id, member.role]),
-    ).toEqual([
-      [org.owner.id, 'owner'],
-      [org.member.id, 'member'],
-    ]);
+    expect(members.body.data.map((member: { user_id: number; role: string }) => [member.user_id, member.role])).toEqual(
+      [
+        [org.owner.id, 'owner'],
+        [org.member.id, 'member'],
+      ],
+    );
     expect(members.body.meta).toEqual({ total: 2, limit: 50, offset: 0 });
     expect(paged.body.data.map((member: { user_id: number }) => member.user_id)).toEqual([org.member.id]);
     expect(paged.body.meta).toEqual({ total: 2, limit: 1, offset: 1 });
@@ -568,8 +561,7 @@ describe('team members', () => {
     // Prepare
     const user = await newUser('validator');
     const team = await createTeam({ token: user.token });
-    const post = (body: unknown) =>
-      call(teams, 'POST', `/teams/${team.id}/members`, { token: user.token, body });
+    const post = (body: unknown) => call(teams, 'POST', `/teams/${team.id}/members`, { token: user.token, body });
 
     // Act
     const missing = await post({ role: 'member' });
@@ -836,9 +828,7 @@ describe('team invites', () => {
     });
     expect(twice.status).toBe(404);
     expect(fetched.body.data.member_count).toBe(2);
-    expect(fetched.body.data.members.map((member: { user_id: number }) => member.user_id)).toContain(
-      org.member.id,
-    );
+    expect(fetched.body.data.members.map((member: { user_id: number }) => member.user_id)).toContain(org.member.id);
     expect(pending.body.meta.total).toBe(0);
     expect(reinvite.status).toBe(409);
     expectClean(accepted, token);
@@ -879,10 +869,7 @@ describe('team invites', () => {
     const token = inviteTokenSentTo(invitee);
     const past = Math.floor(Date.now() / 1000) - 60;
     // What seven days would do: the lookup and the guard pass their expiry (TTL removal lags behind).
-    for (const Key of [
-      teamKeys.inviteToken(sha256(token)),
-      teamKeys.activeInvite(org.orgId, team.id, invitee),
-    ]) {
+    for (const Key of [teamKeys.inviteToken(sha256(token)), teamKeys.activeInvite(org.orgId, team.id, invitee)]) {
       await db.send(
         new UpdateCommand({
           TableName: TABLE,

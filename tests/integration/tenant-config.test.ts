@@ -187,11 +187,7 @@ describe('PATCH /tenant-config', () => {
     const read = await call(tenantConfig, 'GET', '/tenant-config', options);
 
     // Assess
-    expectValidationError(
-      response,
-      'body.webhooks',
-      /unknown event "task_done", "deploy"; events are task_completed/,
-    );
+    expectValidationError(response, 'body.webhooks', /unknown event "task_done", "deploy"; events are task_completed/);
     expect(read.body.data.webhooks).toEqual(NO_HOOKS);
   });
 
@@ -342,12 +338,7 @@ describe('POST /tenant-config/webhook-secret/rotate', () => {
     const org = await organization();
 
     // Act
-    const response = await call(
-      tenantConfig,
-      'POST',
-      '/tenant-config/webhook-secret/rotate',
-      org.as(org.member),
-    );
+    const response = await call(tenantConfig, 'POST', '/tenant-config/webhook-secret/rotate', org.as(org.member));
 
     // Assess
     expect(response.status).toBe(403);
@@ -410,12 +401,9 @@ describe('GET /tenant-config/webhook-deliveries/{id}', () => {
     const malformed = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries/42', {
       token: owner.token,
     });
-    const unknown = await call(
-      tenantConfig,
-      'GET',
-      '/tenant-config/webhook-deliveries/msg_000000000AAAAAAAAAAAAAA',
-      { token: owner.token },
-    );
+    const unknown = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries/msg_000000000AAAAAAAAAAAAAA', {
+      token: owner.token,
+    });
 
     // Assess
     expect(malformed.status).toBe(400);

@@ -35,9 +35,7 @@ describe('GET /users', () => {
 
     const page = await call(users, 'GET', '/users', { token: owner.token });
 
-    expect(page.body.data.map((user: { id: number }) => user.id).sort()).toEqual(
-      [owner.id, colleague.id].sort(),
-    );
+    expect(page.body.data.map((user: { id: number }) => user.id).sort()).toEqual([owner.id, colleague.id].sort());
     expect(page.body.meta.total).toBe(2);
   });
 });
@@ -144,8 +142,7 @@ describe('DELETE /users/{id}', () => {
     expect(response.body).toEqual({ data: { id: user.id }, meta: { deleted: true } });
     expect((await call(auth, 'GET', '/auth/me', { token: user.token })).status).toBe(401);
     expect(
-      (await call(auth, 'POST', '/auth/login', { body: { email: user.email, password: user.password } }))
-        .status,
+      (await call(auth, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })).status,
     ).toBe(401);
   });
 

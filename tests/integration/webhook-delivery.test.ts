@@ -11,12 +11,7 @@ import { contextWith } from '#tests/support/context';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
-import {
-  type Answer,
-  type Receiver,
-  startReceiver,
-  verifyStandardWebhook,
-} from '#tests/support/webhook-receiver';
+import { type Answer, type Receiver, startReceiver, verifyStandardWebhook } from '#tests/support/webhook-receiver';
 
 const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 
@@ -64,9 +59,7 @@ afterAll(async () => {
 });
 
 /** A new organization with `url` registered for task_completed, and its signing secret. */
-async function tenantWithWebhook(
-  url: string,
-): Promise<{ owner: TestUser; options: CallOptions; secret: string }> {
+async function tenantWithWebhook(url: string): Promise<{ owner: TestUser; options: CallOptions; secret: string }> {
   const owner = await newUser('owner');
   const options = { token: owner.token };
   const response = await call(tenantConfig, 'PATCH', '/tenant-config', {
@@ -83,8 +76,7 @@ const sendTest = (options: CallOptions, body?: unknown) =>
 const getDelivery = (options: CallOptions, id: string) =>
   call(tenantConfig, 'GET', `/tenant-config/webhook-deliveries/${id}`, options);
 
-const header = (webhook: { headers: Record<string, unknown> }, name: string) =>
-  webhook.headers[name] as string;
+const header = (webhook: { headers: Record<string, unknown> }, name: string) => webhook.headers[name] as string;
 
 describe('outbound webhook delivery', () => {
   it('posts a signed Standard Webhooks request that the receiver verifies, and logs the attempt', async () => {
@@ -289,9 +281,7 @@ describe('publishEvent', () => {
     });
     await queue.drain();
     const before = hook.received.length;
-    const swept = await requeueUnqueued(
-      contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }),
-    );
+    const swept = await requeueUnqueued(contextWith({ queue, clock: fixedClock(new Date(Date.now() + 61_000)) }));
     await queue.drain();
 
     // Assess

@@ -74,8 +74,7 @@ afterEach(() => {
   logger.setLogLevel('SILENT');
 });
 
-const hmacHex = (secret: string, message: string) =>
-  createHmac('sha256', secret).update(message, 'utf8').digest('hex');
+const hmacHex = (secret: string, message: string) => createHmac('sha256', secret).update(message, 'utf8').digest('hex');
 
 /** The git host's headers: `X-Hub-Signature-256: sha256=<hex HMAC of the raw body>`. */
 function gitHeaders(secret: string, rawBody: string, options: { event?: string; delivery?: string } = {}) {
@@ -193,9 +192,7 @@ describe('POST /webhooks/git', () => {
         ],
       },
     });
-    const [deployment] = (await itemsOf(org.orgId, `DEPLOYMENT#git-${delivery}`)) as Array<
-      Record<string, unknown>
-    >;
+    const [deployment] = (await itemsOf(org.orgId, `DEPLOYMENT#git-${delivery}`)) as Array<Record<string, unknown>>;
     expect(deployment).toMatchObject({
       id: `git-${delivery}`,
       status: 'pending',
@@ -207,9 +204,7 @@ describe('POST /webhooks/git', () => {
       pipeline_status: 'not_configured',
     });
     const jobs = await itemsOf(org.orgId, 'JOB#');
-    expect(jobs.filter((job) => (job.payload as { commit_sha: string }).commit_sha === push.after)).toEqual(
-      [],
-    );
+    expect(jobs.filter((job) => (job.payload as { commit_sha: string }).commit_sha === push.after)).toEqual([]);
   });
 
   it('queues a brand-assets job when the push adds or modifies logo images', async () => {
@@ -361,12 +356,7 @@ describe('POST /webhooks/git', () => {
     const rawBody = JSON.stringify(sample('git-push'));
 
     it.each([
-      [
-        'a signature made with another secret',
-        () => gitHeaders(newSecret(), rawBody),
-        rawBody,
-        () => org.orgId,
-      ],
+      ['a signature made with another secret', () => gitHeaders(newSecret(), rawBody), rawBody, () => org.orgId],
       [
         'a body changed by one byte after signing',
         () => gitHeaders(org.secrets.git, rawBody),
@@ -388,12 +378,7 @@ describe('POST /webhooks/git', () => {
         rawBody,
         () => org.orgId,
       ],
-      [
-        'an unknown organization',
-        () => gitHeaders(org.secrets.git, rawBody),
-        rawBody,
-        () => 'org_doesNotExist123',
-      ],
+      ['an unknown organization', () => gitHeaders(org.secrets.git, rawBody), rawBody, () => 'org_doesNotExist123'],
       ['no organization at all', () => gitHeaders(org.secrets.git, rawBody), rawBody, () => undefined],
       [
         'an unsigned body of the wrong shape (verification comes first)',
@@ -419,12 +404,7 @@ describe('POST /webhooks/git', () => {
       const bare = await organization(false);
 
       // Act
-      const response = await post(
-        '/webhooks/git',
-        rawBody,
-        gitHeaders(bare.secrets.git, rawBody),
-        bare.orgId,
-      );
+      const response = await post('/webhooks/git', rawBody, gitHeaders(bare.secrets.git, rawBody), bare.orgId);
 
       // Assess
       expect(response.status).toBe(401);
@@ -454,12 +434,7 @@ describe('POST /webhooks/git', () => {
     const { 'x-github-delivery': _dropped, ...withoutDelivery } = gitHeaders(org.secrets.git, valid);
 
     // Act
-    const wrongShape = await post(
-      '/webhooks/git',
-      malformed,
-      gitHeaders(org.secrets.git, malformed),
-      org.orgId,
-    );
+    const wrongShape = await post('/webhooks/git', malformed, gitHeaders(org.secrets.git, malformed), org.orgId);
     const noDelivery = await post('/webhooks/git', valid, withoutDelivery, org.orgId);
 
     // Assess
@@ -472,9 +447,7 @@ describe('POST /webhooks/git', () => {
       ]),
     );
     expect(noDelivery.status).toBe(400);
-    expect(noDelivery.body.error.details).toEqual([
-      { path: 'headers.x-github-delivery', message: 'is required' },
-    ]);
+    expect(noDelivery.body.error.details).toEqual([{ path: 'headers.x-github-delivery', message: 'is required' }]);
   });
 });
 
@@ -719,12 +692,7 @@ describe('POST /webhooks/deploy', () => {
 
   it('does not accept the git secret for deploy events: each source has its own', async () => {
     const rawBody = JSON.stringify(freshDeployEvent('deploy-completed'));
-    const response = await post(
-      '/webhooks/deploy',
-      rawBody,
-      timestampedHeaders(org.secrets.git, rawBody),
-      org.orgId,
-    );
+    const response = await post('/webhooks/deploy', rawBody, timestampedHeaders(org.secrets.git, rawBody), org.orgId);
     expect(response.status).toBe(401);
   });
 
@@ -780,12 +748,7 @@ describe('POST /webhooks (chat)', () => {
     const rawBody = JSON.stringify(message);
 
     // Act
-    const response = await post(
-      '/webhooks',
-      rawBody,
-      timestampedHeaders(org.secrets.chat, rawBody),
-      org.orgId,
-    );
+    const response = await post('/webhooks', rawBody, timestampedHeaders(org.secrets.chat, rawBody), org.orgId);
 
     // Assess
     expect(response.status).toBe(200);
@@ -812,9 +775,7 @@ describe('POST /webhooks (chat)', () => {
       customer: { id: 'visitor_58213', name: 'Priya Raman', email: 'priya.raman@example.com' },
       text: message.text,
     });
-    const stored = (await itemsOf(org.orgId, 'WEBHOOKEVENT#chat#')).find(
-      (item) => item.event_id === message.id,
-    );
+    const stored = (await itemsOf(org.orgId, 'WEBHOOKEVENT#chat#')).find((item) => item.event_id === message.id);
     const storedText = JSON.stringify(stored);
     expect(storedText).not.toContain('priya.raman@example.com');
     expect(stored?.payload).toMatchObject({
@@ -847,12 +808,7 @@ describe('POST /webhooks (chat)', () => {
     // Act
     const responses = await Promise.all([
       post('/webhooks', rawBody, timestampedHeaders(newSecret(), rawBody), org.orgId),
-      post(
-        '/webhooks',
-        rawBody,
-        timestampedHeaders(org.secrets.chat, rawBody, nowSeconds() - 600),
-        org.orgId,
-      ),
+      post('/webhooks', rawBody, timestampedHeaders(org.secrets.chat, rawBody, nowSeconds() - 600), org.orgId),
       post('/webhooks', rawBody, { 'x-webhook-timestamp': String(nowSeconds()) }, org.orgId),
       post('/webhooks', undefined, timestampedHeaders(org.secrets.chat, rawBody), org.orgId),
     ]);
@@ -870,12 +826,7 @@ describe('POST /webhooks (chat)', () => {
     const rawBody = JSON.stringify(message);
 
     // Act
-    const response = await post(
-      '/webhooks',
-      rawBody,
-      timestampedHeaders(org.secrets.chat, rawBody),
-      org.orgId,
-    );
+    const response = await post('/webhooks', rawBody, timestampedHeaders(org.secrets.chat, rawBody), org.orgId);
 
     // Assess
     expect(response.status).toBe(400);
@@ -895,18 +846,11 @@ describe('stored payloads', () => {
     const rawBody = JSON.stringify(message);
 
     // Act
-    const response = await post(
-      '/webhooks',
-      rawBody,
-      timestampedHeaders(org.secrets.chat, rawBody),
-      org.orgId,
-    );
+    const response = await post('/webhooks', rawBody, timestampedHeaders(org.secrets.chat, rawBody), org.orgId);
 
     // Assess
     expect(response.status).toBe(200);
-    const stored = (await itemsOf(org.orgId, 'WEBHOOKEVENT#chat#')).find(
-      (item) => item.event_id === message.id,
-    );
+    const stored = (await itemsOf(org.orgId, 'WEBHOOKEVENT#chat#')).find((item) => item.event_id === message.id);
     expect((stored?.payload as { metadata?: unknown } | undefined)?.metadata).toEqual({
       '[EMPTY_KEY]': 'unnamed',
       locale: 'en-GB',
@@ -939,10 +883,7 @@ describe('GET /deployments', () => {
     // Assess
     expect(page.status).toBe(200);
     expect(page.body.meta).toEqual({ total: 3, limit: 2, offset: 0 });
-    expect(page.body.data.map((deployment: { id: string }) => deployment.id)).toEqual([
-      'dpl_third',
-      'dpl_second',
-    ]);
+    expect(page.body.data.map((deployment: { id: string }) => deployment.id)).toEqual(['dpl_third', 'dpl_second']);
     expect(rest.body.data.map((deployment: { id: string }) => deployment.id)).toEqual(['dpl_first']);
     expect(page.body.data[0]).toEqual({
       id: 'dpl_third',

@@ -97,11 +97,7 @@ export async function login(email: string, password: string): Promise<TestUser> 
  * Writes an organization membership directly, for tests of groups other than organizations. Does not
  * count it in member_count; tests that rely on the count add members through the endpoint.
  */
-export async function joinOrganization(
-  user: Pick<TestUser, 'id'>,
-  orgId: string,
-  role = 'member',
-): Promise<void> {
+export async function joinOrganization(user: Pick<TestUser, 'id'>, orgId: string, role = 'member'): Promise<void> {
   await db.send(
     new PutCommand({
       TableName: TABLE,

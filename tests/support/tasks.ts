@@ -63,8 +63,7 @@ export const taskRecord = (fields: Record<string, unknown>) => ({
 });
 
 /** A task as `/v1/public/tasks` shows it: the `/tasks` record plus `assigned_to`, overridden by `fields`. */
-export const publicTaskRecord = (fields: Record<string, unknown>) =>
-  taskRecord({ assigned_to: null, ...fields });
+export const publicTaskRecord = (fields: Record<string, unknown>) => taskRecord({ assigned_to: null, ...fields });
 
 /** The 400 body of a request refused for one invalid field, named by its `path` (e.g. `body.title`). */
 export const invalid = (path: string) => ({
@@ -129,5 +128,4 @@ export async function moveTask(user: TestUser, id: number, ...statuses: TaskStat
 }
 
 /** The ids of the tasks a list response holds, in its order. */
-export const idsOf = (response: CallResult): number[] =>
-  response.body.data.map((task: { id: number }) => task.id);
+export const idsOf = (response: CallResult): number[] => response.body.data.map((task: { id: number }) => task.id);

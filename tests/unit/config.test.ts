@@ -16,17 +16,12 @@ describe('loadConfig', () => {
   it.each(['notaurl', 'https://app.example.com/', 'ftp://files.example.com', 'https://a.example, /b'])(
     'refuses ALLOWED_ORIGINS=%s with the variable’s name',
     (value) => {
-      expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(
-        /ALLOWED_ORIGINS: must be a comma-separated list/,
-      );
+      expect(() => loadConfig({ ALLOWED_ORIGINS: value })).toThrow(/ALLOWED_ORIGINS: must be a comma-separated list/);
     },
   );
 
   it('derives the default allowed origins from PORT and splits a given list', () => {
-    expect(loadConfig({ PORT: '4000' }).allowedOrigins).toEqual([
-      'http://localhost:4000',
-      'http://127.0.0.1:4000',
-    ]);
+    expect(loadConfig({ PORT: '4000' }).allowedOrigins).toEqual(['http://localhost:4000', 'http://127.0.0.1:4000']);
     expect(loadConfig({ ALLOWED_ORIGINS: 'https://a.example, https://b.example' }).allowedOrigins).toEqual([
       'https://a.example',
       'https://b.example',

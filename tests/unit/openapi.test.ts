@@ -69,12 +69,11 @@ describe('the OpenAPI document', () => {
       const item = document.paths[route.path] as Record<string, { responses: Record<string, unknown> }>;
       const responses = item?.[route.method.toLowerCase()]?.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
-        const media = (response as { content?: Record<string, { example?: { error?: { code?: string } } }> })
-          .content?.['application/json'];
-        if (Number(status) < 400 || !codeOf[status] || (route.alsoAnswers ?? []).includes(Number(status)))
-          continue;
-        if (media?.example?.error?.code !== codeOf[status])
-          wrong.push(`${route.method} ${route.path} ${status}`);
+        const media = (response as { content?: Record<string, { example?: { error?: { code?: string } } }> }).content?.[
+          'application/json'
+        ];
+        if (Number(status) < 400 || !codeOf[status] || (route.alsoAnswers ?? []).includes(Number(status))) continue;
+        if (media?.example?.error?.code !== codeOf[status]) wrong.push(`${route.method} ${route.path} ${status}`);
       }
     }
     expect(wrong).toEqual([]);

@@ -24,9 +24,7 @@ describe('the route registry, serverless.yml and the OpenAPI document', () => {
   it.each(allRoutes.map((route) => [label(route), route] as const))(
     'routes %s to its own group function under every prefix',
     (_name, route) => {
-      const groupRouter = new Router(
-        allRoutes.filter((other) => other.group === route.group).map((def) => ({ def })),
-      );
+      const groupRouter = new Router(allRoutes.filter((other) => other.group === route.group).map((def) => ({ def })));
       for (const prefix of prefixesOf(route)) {
         const path = prefix + concrete(route.path);
         const selected = selectRoute(apiRoutes, route.method, path);

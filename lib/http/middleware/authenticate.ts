@@ -53,8 +53,7 @@ export const authenticate = (
       logger.warn('recording credential use failed', { error: error as Error });
     }
   };
-  const authenticateAfter = async (request: HttpRequest) =>
-    report(request, request.response?.statusCode ?? 200);
+  const authenticateAfter = async (request: HttpRequest) => report(request, request.response?.statusCode ?? 200);
   const authenticateOnError = async (request: HttpRequest) =>
     report(request, request.error instanceof AppError && request.error.expose ? request.error.status : 500);
   return { before: authenticateBefore, after: authenticateAfter, onError: authenticateOnError };
@@ -80,11 +79,8 @@ function requireSameSite(event: HttpEvent, allowedOrigins: Set<string>): void {
   const method = event.requestContext?.http?.method?.toUpperCase() ?? 'GET';
   if (!STATE_CHANGING.has(method)) return;
   const origin = event.headers.origin;
-  if (origin !== undefined ? allowedOrigins.has(origin) : event.headers['x-requested-with'] !== undefined)
-    return;
-  throw new ForbiddenError(
-    'Cookie-authenticated changes need an allowed Origin or an X-Requested-With header',
-  );
+  if (origin !== undefined ? allowedOrigins.has(origin) : event.headers['x-requested-with'] !== undefined) return;
+  throw new ForbiddenError('Cookie-authenticated changes need an allowed Origin or an X-Requested-With header');
 }
 
 export function readCookie(cookies: string[], name: string): string | undefined {

@@ -10,12 +10,7 @@ import {
   DeploymentEventPayload,
   parsePayload,
 } from '#lib/webhooks/inbound/payloads';
-import {
-  receipt,
-  recordDeliveryOnce,
-  type WebhookAction,
-  type WebhookReceipt,
-} from '#lib/webhooks/inbound/receipts';
+import { receipt, recordDeliveryOnce, type WebhookAction, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 import { emailOwnersAndAdmins } from '#lib/webhooks/inbound/team-notifications';
 import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
 import { webhookKeys } from '#lib/webhooks/inbound/webhook-keys';
@@ -46,10 +41,7 @@ export async function receiveDeployWebhook(
   const event = parsePayload(DeploymentEventPayload, request.body);
   const failed = event.type === 'deployment.failed';
   const errorMessage = failed
-    ? (event.error?.message ?? 'The hosting provider reported a failure without a message').slice(
-        0,
-        MAX_ERROR_MESSAGE,
-      )
+    ? (event.error?.message ?? 'The hosting provider reported a failure without a message').slice(0, MAX_ERROR_MESSAGE)
     : undefined;
   const writes: TransactItem[] = [
     deploymentOutcomeWrite(

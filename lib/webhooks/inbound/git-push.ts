@@ -7,12 +7,7 @@ import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
 import { logger } from '#lib/logger';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
-import {
-  receipt,
-  recordDeliveryOnce,
-  type WebhookAction,
-  type WebhookReceipt,
-} from '#lib/webhooks/inbound/receipts';
+import { receipt, recordDeliveryOnce, type WebhookAction, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
 import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
 
@@ -49,9 +44,7 @@ export async function receiveGitWebhook(
   const { orgId } = await verifyInboundWebhook(ctx, 'git', request);
   const event = requiredHeader(request.headers, 'x-github-event', EVENT_NAME);
   if (event === 'ping') {
-    return receipt('ping', [
-      { type: 'pong', detail: 'The signature is valid; push events will be processed' },
-    ]);
+    return receipt('ping', [{ type: 'pong', detail: 'The signature is valid; push events will be processed' }]);
   }
   if (event !== 'push') {
     return receipt(event, [{ type: 'ignored', detail: `${event} events are not handled; only push is` }]);
@@ -85,13 +78,9 @@ export async function receiveGitWebhook(
 function requiredHeader(headers: InboundRequest['headers'], name: string, pattern: RegExp): string {
   const value = headers[name]?.trim();
   if (!value)
-    throw new ValidationError('The request is not valid', [
-      { path: `headers.${name}`, message: 'is required' },
-    ]);
+    throw new ValidationError('The request is not valid', [{ path: `headers.${name}`, message: 'is required' }]);
   if (!pattern.test(value)) {
-    throw new ValidationError('The request is not valid', [
-      { path: `headers.${name}`, message: 'is not valid' },
-    ]);
+    throw new ValidationError('The request is not valid', [{ path: `headers.${name}`, message: 'is not valid' }]);
   }
   return value;
 }

@@ -8,8 +8,7 @@ import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
  * providers send many more, which are kept as they are (loose objects).
  */
 
-const safeId = (what: string) =>
-  z.string().regex(SAFE_ID, `${what} must be 1–128 letters, digits or . _ : -`);
+const safeId = (what: string) => z.string().regex(SAFE_ID, `${what} must be 1–128 letters, digits or . _ : -`);
 
 const filePaths = z.array(z.string().max(4096)).max(10_000).default([]);
 
@@ -82,9 +81,7 @@ export type ChatMessage = z.output<typeof ChatMessagePayload>;
  */
 export function parsePayload<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (body === undefined)
-    throw new ValidationError('The request is not valid', [
-      { path: 'body', message: 'A JSON body is required' },
-    ]);
+    throw new ValidationError('The request is not valid', [{ path: 'body', message: 'A JSON body is required' }]);
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const details: ErrorDetail[] = result.error.issues.map((issue) => ({

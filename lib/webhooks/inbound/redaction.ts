@@ -16,8 +16,7 @@ const SENSITIVE_KEY = /token|secret|passw(?:or)?d|authorization|api[-_]?key|sign
  * Email addresses inside any string value (a chat text, a commit author line). Every quantifier is
  * bounded, so a long string cannot make the match backtrack for seconds.
  */
-const EMAIL_ADDRESS =
-  /[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}/g;
+const EMAIL_ADDRESS = /[A-Za-z0-9._%+'-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}/g;
 
 /**
  * DynamoDB nests maps and lists at most 32 levels deep; payloads deeper than this are cut (and say so)

@@ -37,11 +37,7 @@ export const hmacSha256Hex = (secret: string, message: string): string =>
  * @example
  * checkHubSignature(secret, rawBody, headers['x-hub-signature-256']); // { ok: true }
  */
-export function checkHubSignature(
-  secret: string,
-  rawBody: string,
-  header: string | undefined,
-): SignatureCheck {
+export function checkHubSignature(secret: string, rawBody: string, header: string | undefined): SignatureCheck {
   if (!header) return failed('missing_header');
   const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
   if (!match?.[1]) return failed('malformed_header');

@@ -62,12 +62,7 @@ export async function verifyInboundWebhook(
   return { orgId };
 }
 
-function checkSignature(
-  source: WebhookSource,
-  secret: string,
-  request: InboundRequest,
-  now: Date,
-): SignatureCheck {
+function checkSignature(source: WebhookSource, secret: string, request: InboundRequest, now: Date): SignatureCheck {
   // An absent body is verified as the empty string: a sender that signs nothing still has to sign it.
   const rawBody = request.rawBody ?? '';
   if (source === 'git') return checkHubSignature(secret, rawBody, request.headers['x-hub-signature-256']);

@@ -8,11 +8,7 @@ import { isConditionFailed, table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import {
-  DELIVERY_ID_PATTERN,
-  type DeliveryStatus,
-  type OutboundEventType,
-} from '#lib/webhooks/outbound/event-types';
+import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from '#lib/webhooks/outbound/event-types';
 
 /**
  * The delivery log: one record per outbound webhook message, under its organization, with every
@@ -195,8 +191,7 @@ export async function listDeliveryItems(
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': deliveryKeys.prefix },
       ExpressionAttributeNames: { '#status': 'status', '#url': 'url' },
-      ProjectionExpression:
-        'id, event_type, #url, #status, attempts, next_attempt_at, created_at, updated_at',
+      ProjectionExpression: 'id, event_type, #url, #status, attempts, next_attempt_at, created_at, updated_at',
       ScanIndexForward: false,
     },
     page,

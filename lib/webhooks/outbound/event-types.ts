@@ -3,12 +3,7 @@
  * in which POST /tenant-config/webhooks/test picks the first registered one). The specification shows
  * task_completed and agent_error; the pipeline events complete the set the service emits.
  */
-export const WEBHOOK_EVENTS = [
-  'task_completed',
-  'agent_error',
-  'pipeline_completed',
-  'pipeline_failed',
-] as const;
+export const WEBHOOK_EVENTS = ['task_completed', 'agent_error', 'pipeline_completed', 'pipeline_failed'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** What a delivery can carry: a registered event, or `test` from the test endpoint. */

@@ -15,11 +15,7 @@ import {
   unqueuedDeliveryItems,
   type WebhookDelivery,
 } from '#lib/webhooks/outbound/delivery-records';
-import {
-  type OutboundEventType,
-  WEBHOOK_EVENTS,
-  type WebhookEvent,
-} from '#lib/webhooks/outbound/event-types';
+import { type OutboundEventType, WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/outbound/event-types';
 import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config';
 
 /**
@@ -160,10 +156,7 @@ const SWEEP_LIMIT = 100;
  * first message did go out but was not marked is queued again, harmlessly: the delivery function sends
  * each attempt once. Answers how many it queued.
  */
-export async function requeueUnqueued(
-  ctx: RequestContext,
-  graceMs: number = UNQUEUED_GRACE_MS,
-): Promise<number> {
+export async function requeueUnqueued(ctx: RequestContext, graceMs: number = UNQUEUED_GRACE_MS): Promise<number> {
   const stalled = await unqueuedDeliveryItems(new Date(ctx.clock.now().getTime() - graceMs), SWEEP_LIMIT);
   let queued = 0;
   for (const delivery of stalled) {

@@ -25,8 +25,6 @@ export function secretKey(secret: string): Buffer {
  * // 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='
  */
 export function signatureHeader(secret: string, id: string, timestamp: number, body: string): string {
-  const digest = createHmac('sha256', secretKey(secret))
-    .update(`${id}.${timestamp}.${body}`)
-    .digest('base64');
+  const digest = createHmac('sha256', secretKey(secret)).update(`${id}.${timestamp}.${body}`).digest('base64');
   return `v1,${digest}`;
 }

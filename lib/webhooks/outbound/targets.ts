@@ -85,8 +85,7 @@ function ipv6Words(address: string): number[] | undefined {
   const parse = (part: string) => (part ? part.split(':').map((word) => Number.parseInt(word, 16)) : []);
   const left = parse(head);
   const right = tail === undefined ? [] : parse(tail);
-  const words =
-    tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  const words = tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
   return words.length === 8 && words.every((word) => Number.isInteger(word)) ? words : undefined;
 }
 
@@ -115,10 +114,7 @@ const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith(
  * @example
  * webhookUrlProblem('http://10.0.0.7/hook', { allowPrivateTargets: false }) // 'must use https'
  */
-export function webhookUrlProblem(
-  raw: string,
-  options: { allowPrivateTargets: boolean },
-): string | undefined {
+export function webhookUrlProblem(raw: string, options: { allowPrivateTargets: boolean }): string | undefined {
   if (raw.length > MAX_WEBHOOK_URL_LENGTH) return `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`;
   let url: URL;
   try {

@@ -1,11 +1,7 @@
 import { table } from '#lib/db/table';
 import { isConditionFailed } from '#lib/errors';
 import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
-import {
-  secretUnclaimed,
-  type TenantConfigItem,
-  tenantConfigKeys,
-} from '#lib/webhooks/outbound/tenant-config-keys';
+import { secretUnclaimed, type TenantConfigItem, tenantConfigKeys } from '#lib/webhooks/outbound/tenant-config-keys';
 
 /** The access patterns of the tenant configuration (keys and types: tenant-config-keys.ts). */
 
@@ -18,11 +14,7 @@ export async function getTenantConfigItem(orgId: string): Promise<TenantConfigIt
  * Takes the right to create the organization's first signing secret until `until` (epoch ms); false
  * while another caller holds an unexpired claim.
  */
-export async function claimSecretCreation(input: {
-  orgId: string;
-  now: Date;
-  until: number;
-}): Promise<boolean> {
+export async function claimSecretCreation(input: { orgId: string; now: Date; until: number }): Promise<boolean> {
   try {
     await table.update({
       Key: tenantConfigKeys.byOrg(input.orgId),

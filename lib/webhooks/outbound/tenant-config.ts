@@ -60,11 +60,7 @@ const SECRET_WAIT_MS = 100;
  * moment would each create a secret and one of them would be shown to an admin but never used. The
  * claim expires, so a caller that dies before saving does not block the next one for long.
  */
-export async function ensureSigningSecret(
-  ctx: RequestContext,
-  orgId: string,
-  actor: string,
-): Promise<string> {
+export async function ensureSigningSecret(ctx: RequestContext, orgId: string, actor: string): Promise<string> {
   for (let round = 0; round < SECRET_WAIT_ROUNDS; round++) {
     const existing = await readCredentialValue(ctx, orgId, SIGNING_SECRET_KEY);
     if (existing) return existing;

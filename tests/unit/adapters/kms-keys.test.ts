@@ -58,14 +58,9 @@ describe('kmsKeys', () => {
     // Assess
     expect(value).toBe('sk-secret');
     expect(envelope.key_id).toBe(keyArn);
-    expect(requests.map((request) => request.target)).toEqual([
-      'TrentService.GenerateDataKey',
-      'TrentService.Decrypt',
-    ]);
+    expect(requests.map((request) => request.target)).toEqual(['TrentService.GenerateDataKey', 'TrentService.Decrypt']);
     expect(requests[0]?.headers['content-type']).toBe('application/x-amz-json-1.1');
-    expect(requests[0]?.headers.authorization).toMatch(
-      /Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/kms\/aws4_request/,
-    );
+    expect(requests[0]?.headers.authorization).toMatch(/Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/kms\/aws4_request/);
     expect(requests[0]?.body).toEqual({
       KeyId: 'alias/agent-ops-prod-credentials',
       KeySpec: 'AES_256',

@@ -8,9 +8,7 @@ import { loadEvent } from '#tests/support/events';
  * The in-process queue behaves as SQS with a Lambda event source mapping: SQS-shaped events, delays,
  * partial batch failure, visibility timeout, redrive to a dead-letter list after maxReceiveCount.
  */
-function recordingConsumer(
-  answer: (event: SQSEvent, call: number) => SQSBatchResponse | Promise<SQSBatchResponse>,
-) {
+function recordingConsumer(answer: (event: SQSEvent, call: number) => SQSBatchResponse | Promise<SQSBatchResponse>) {
   const events: SQSEvent[] = [];
   const consumer: QueueConsumer = async (event) => {
     events.push(structuredClone(event));
@@ -35,9 +33,7 @@ describe('memoryQueue', () => {
     // Assess
     const record = events[0]?.Records[0];
     expect(Object.keys(record ?? {}).sort()).toEqual(Object.keys(sample ?? {}).sort());
-    expect(Object.keys(record?.attributes ?? {}).sort()).toEqual(
-      Object.keys(sample?.attributes ?? {}).sort(),
-    );
+    expect(Object.keys(record?.attributes ?? {}).sort()).toEqual(Object.keys(sample?.attributes ?? {}).sort());
     expect(record).toMatchObject({
       body: '{"attempt":1}',
       md5OfBody: createHash('md5').update('{"attempt":1}').digest('hex'),
@@ -88,10 +84,7 @@ describe('memoryQueue', () => {
     await queue.drain();
 
     // Assess
-    expect(events.map((event) => event.Records.map((record) => JSON.parse(record.body).n))).toEqual([
-      [1, 2],
-      ['late'],
-    ]);
+    expect(events.map((event) => event.Records.map((record) => JSON.parse(record.body).n))).toEqual([[1, 2], ['late']]);
   });
 
   it('delivers again only the records reported in batchItemFailures, counting receives', async () => {

@@ -10,18 +10,12 @@ import { sesEmail } from '#lib/adapters/aws/ses-email';
 describe('sesEmail', () => {
   it('sends a plain-text SendEmail request from the configured address', async () => {
     // Prepare
-    const requests: Array<{ method: string; path: string; headers: Record<string, string>; body: string }> =
-      [];
+    const requests: Array<{ method: string; path: string; headers: Record<string, string>; body: string }> = [];
     const client = new SESv2Client({
       region: 'eu-west-1',
       credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'example' },
       requestHandler: {
-        handle: async (request: {
-          method: string;
-          path: string;
-          headers: Record<string, string>;
-          body: string;
-        }) => {
+        handle: async (request: { method: string; path: string; headers: Record<string, string>; body: string }) => {
           requests.push({
             method: request.method,
             path: request.path,

@@ -67,8 +67,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-const adapter = () =>
-  stripePayments(stripeClient('sk_test_contract', { host: '127.0.0.1', port, protocol: 'http' }));
+const adapter = () => stripePayments(stripeClient('sk_test_contract', { host: '127.0.0.1', port, protocol: 'http' }));
 
 const last = () => recorded.at(-1) as Recorded;
 

@@ -1,7 +1,4 @@
-import {
-  ConditionalCheckFailedException,
-  ProvisionedThroughputExceededException,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, ProvisionedThroughputExceededException } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { isDatabaseUnavailable, isThrottledCancellation } from '#lib/db/unavailable';
 
@@ -41,9 +38,7 @@ describe('isDatabaseUnavailable', () => {
 describe('isThrottledCancellation', () => {
   it('is true only when load, not a condition, cancelled the transaction', () => {
     expect(isThrottledCancellation([{ Code: 'None' }, { Code: 'ThrottlingError' }])).toBe(true);
-    expect(isThrottledCancellation([{ Code: 'ConditionalCheckFailed' }, { Code: 'ThrottlingError' }])).toBe(
-      false,
-    );
+    expect(isThrottledCancellation([{ Code: 'ConditionalCheckFailed' }, { Code: 'ThrottlingError' }])).toBe(false);
     expect(isThrottledCancellation([{ Code: 'TransactionConflict' }])).toBe(false);
     expect(isThrottledCancellation([{ Code: 'None' }])).toBe(false);
   });

@@ -14,9 +14,7 @@ describe('rateMs', () => {
   });
 
   it('refuses cron expressions and malformed rates by name', () => {
-    expect(() => rateMs('cron(0 12 * * ? *)')).toThrow(
-      'Only rate(n minutes|hours|days) schedules run locally',
-    );
+    expect(() => rateMs('cron(0 12 * * ? *)')).toThrow('Only rate(n minutes|hours|days) schedules run locally');
     expect(() => rateMs('rate(often)')).toThrow('rate(often)');
   });
 });

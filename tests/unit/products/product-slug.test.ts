@@ -36,12 +36,7 @@ describe('slugFromName', () => {
 
 describe('numberedSlug', () => {
   it('is the base first, then the base with -2, -3, …', () => {
-    expect([1, 2, 3, 10].map((n) => numberedSlug('acme', n))).toEqual([
-      'acme',
-      'acme-2',
-      'acme-3',
-      'acme-10',
-    ]);
+    expect([1, 2, 3, 10].map((n) => numberedSlug('acme', n))).toEqual(['acme', 'acme-2', 'acme-3', 'acme-10']);
   });
 
   it('shortens a long base so that the slug stays within 64 characters and valid', () => {

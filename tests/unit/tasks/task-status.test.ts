@@ -19,9 +19,7 @@ describe('task transitions', () => {
 
   it('lets every state be reached from some other state', () => {
     for (const target of TASK_STATUSES) {
-      expect(TASK_STATUSES.some((from) => from !== target && TASK_TRANSITIONS[from].includes(target))).toBe(
-        true,
-      );
+      expect(TASK_STATUSES.some((from) => from !== target && TASK_TRANSITIONS[from].includes(target))).toBe(true);
     }
   });
 
