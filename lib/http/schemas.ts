@@ -83,6 +83,32 @@ export function valueList<const T extends string>(allowed: readonly T[], noun = 
 /** How deep any request body may nest: well below DynamoDB's 32 levels for a stored attribute. */
 export const MAX_BODY_DEPTH = 24;
 
+/**
+ * Nesting depth of JSON text, read before it is parsed: brackets outside strings, in one pass. A body
+ * nested thousands deep is refused before any parser or validator recurses into it.
+ */
+export function jsonTextDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 92)
+        index += 1; // a backslash escapes the next character
+      else if (char === 34) inString = false;
+    } else if (char === 34) {
+      inString = true;
+    } else if (char === 123 || char === 91) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+    } else if (char === 125 || char === 93) {
+      depth -= 1;
+    }
+  }
+  return deepest;
+}
+
 /** Nesting depth of a parsed JSON value, counted without recursion (a 3,000-deep body must not overflow). */
 export function jsonDepth(value: unknown): number {
   let deepest = 0;

@@ -20,7 +20,7 @@ import { epochSeconds } from '#lib/identity/ttl';
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | pair | `THROTTLE#login-pair#<email lowercased>#<ip>` | `THROTTLE` | `failures`, `last_failure_at`, `locked_until`; TTL a day |
+ * | pair | `THROTTLE#login-pair#<email lowercased>#<ip>` | `THROTTLE` | failures, last and lock time; TTL a day |
  * | window | `THROTTLE#<kind>#<value>` | `THROTTLE` | `window_start`, `failures`; TTL two windows on |
  *
  * Window kinds: `login-email` (the address lowercased) and `login-ip`. A window count is refused with

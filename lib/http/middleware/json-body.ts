@@ -1,6 +1,6 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { InvalidJsonError, PayloadTooLargeError, ValidationError } from '#lib/errors';
-import { jsonDepth, MAX_BODY_DEPTH } from '#lib/http/schemas';
+import { jsonTextDepth, MAX_BODY_DEPTH } from '#lib/http/schemas';
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -23,6 +23,10 @@ export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware 
     if (bytes.byteLength > limit) throw new PayloadTooLargeError(limit);
     const text = bytes.toString('utf8');
     request.context.rawBody = text;
+    if (jsonTextDepth(text) > MAX_BODY_DEPTH) {
+      const message = `is nested deeper than ${MAX_BODY_DEPTH} levels`;
+      throw new ValidationError(`The request body ${message}`, [{ path: 'body', message }]);
+    }
     // The parser replaces `event.body`; run it on a copy so the event keeps the raw string.
     const probe = { event: { headers: request.event.headers, body: text, isBase64Encoded: false } };
     try {
@@ -30,10 +34,6 @@ export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware 
     } catch {
       // The parser's error carries the body as its cause; it must not reach a log line.
       throw new InvalidJsonError();
-    }
-    if (jsonDepth(probe.event.body) > MAX_BODY_DEPTH) {
-      const message = `is nested deeper than ${MAX_BODY_DEPTH} levels`;
-      throw new ValidationError(`The request body ${message}`, [{ path: 'body', message }]);
     }
     request.context.body = probe.event.body;
   };
