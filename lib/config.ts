@@ -1,10 +1,11 @@
 import * as z from 'zod';
+import type { Tier } from '#lib/kernel/context';
 
 /**
  * Every environment variable the service reads, validated once at module scope. A missing or malformed
  * value stops start-up with the variable's name (see `loadConfig`).
  */
-const tiers = ['free', 'pro', 'teams', 'enterprise'] as const;
+const tiers = ['free', 'pro', 'teams', 'enterprise'] as const satisfies readonly Tier[];
 
 const booleanFlag = z.enum(['true', 'false', '1', '0']).transform((value) => value === 'true' || value === '1');
 
@@ -82,7 +83,7 @@ const configSchema = z
   }));
 
 export type Config = z.output<typeof configSchema>;
-export type Tier = (typeof tiers)[number];
+export type { Tier };
 
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -1,8 +1,8 @@
-import type { Principal } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
+import type { Principal } from '#lib/kernel/context';
 
 /**
  * The organization's activity log: who did what to which record, when. Entries are append-only and

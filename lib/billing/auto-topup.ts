@@ -2,8 +2,8 @@ import { recordActivity } from '#lib/activity/activity-log';
 import { getAutoTopupItem, putAutoTopupItem } from '#lib/billing/billing-records';
 import { findPackage, TOKEN_PACKAGES, type TokenPackage } from '#lib/billing/catalogue';
 import { knownPackage } from '#lib/billing/checkout';
-import type { RequestContext } from '#lib/context';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { type ConsumeResult, consume } from '#lib/tokens/ledger';
 
@@ -46,7 +46,7 @@ export async function setAutoTopup(
     enabled: input.enabled,
     threshold: input.threshold,
     package_slug: input.package_slug,
-    updated_at: ctx.clock.now().toISOString(),
+    updated_at: ctx.ports.clock.now().toISOString(),
     updated_by: principal.userId !== undefined ? `user:${principal.userId}` : `api_key:${principal.keyId}`,
   });
   return getAutoTopup(ctx);
@@ -90,7 +90,7 @@ export async function topUpIfCrossed(
       entity_id: intent.id,
       metadata: { package_slug: config.package_slug, threshold: config.threshold, balance: after },
     },
-    ctx.clock.now(),
+    ctx.ports.clock.now(),
   );
   return { payment_intent_id: intent.id, package_slug: config.package_slug };
 }

@@ -11,10 +11,10 @@ import {
   tierPriceLine,
 } from '#lib/billing/catalogue';
 import { requireOrganization } from '#lib/billing/usage';
-import type { RequestContext } from '#lib/context';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
 import { epochSeconds } from '#lib/identity/keys';
+import type { RequestContext } from '#lib/kernel/context';
 import type { CheckoutItem, PriceLine } from '#lib/kernel/ports';
 
 /**
@@ -81,7 +81,7 @@ export async function openCheckout(ctx: RequestContext, orgId: string, item: Che
     cancelUrl: cancelUrl(ctx),
     ...item,
   });
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const result: CheckoutResult = {
     ...session,
     kind: item.kind,

@@ -4,9 +4,9 @@ import type { CheckoutSessionItem } from '#lib/billing/billing-keys';
 import { getCheckoutSession } from '#lib/billing/billing-records';
 import { findPackage, findTier } from '#lib/billing/catalogue';
 import { receivePaymentsWebhook } from '#lib/billing/payments-webhook';
-import type { RequestContext } from '#lib/context';
 import { NotFoundError } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
+import type { RequestContext } from '#lib/kernel/context';
 import type { WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 
 /**
@@ -72,7 +72,7 @@ export async function confirmLocalCheckout(
 ): Promise<{ html: string; receipt: WebhookReceipt }> {
   const session = await localSession(sessionId);
   const { label, amountCents } = describe(session);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const event = {
     // One event per session: confirming twice is a redelivery, processed once.
     id: `evt_local_${session.id}`,

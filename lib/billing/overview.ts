@@ -1,8 +1,8 @@
 import { allPayments } from '#lib/billing/billing-records';
 import { TOKEN_PACKAGES, type TokenPackage } from '#lib/billing/catalogue';
 import { monthOf, requireOrganization } from '#lib/billing/usage';
-import type { RequestContext } from '#lib/context';
 import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { tokensConsumed } from '#lib/tokens/ledger';
 
 /** What GET /billing/overview says each figure counts. */
@@ -31,7 +31,7 @@ export async function overview(ctx: RequestContext) {
     byProduct.set(product, entry);
   }
   const products = [...byProduct.values()].sort((a, b) => b.amount_cents - a.amount_cents);
-  const period = monthOf(ctx.clock.now());
+  const period = monthOf(ctx.ports.clock.now());
   const consumed = await tokensConsumed(orgId, period);
   const starter = TOKEN_PACKAGES[0] as TokenPackage;
   return {

@@ -8,10 +8,10 @@ import {
 } from '#lib/billing/billing-records';
 import { findPackage, findTier, type TokenPackage } from '#lib/billing/catalogue';
 import type { Tier } from '#lib/config';
-import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
 import { getOrganizationItem } from '#lib/identity/organizations';
 import { getUserItem } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 import { ledgerWrites } from '#lib/tokens/ledger';
 import type { WebhookAction } from '#lib/webhooks/inbound/receipts';
 
@@ -350,7 +350,7 @@ async function notifyPaymentFailed(ctx: RequestContext, orgId: string): Promise<
   const org = await getOrganizationItem(orgId);
   const owner = org ? await getUserItem(org.owner_id) : undefined;
   if (!org || !owner) return;
-  await ctx.email.send({
+  await ctx.ports.email.send({
     to: owner.email,
     subject: `Payment failed for ${org.name}`,
     text: [

@@ -1,11 +1,11 @@
 import { type PaymentIntentResult, SESSION_TTL_SECONDS } from '#lib/billing/billing-keys';
 import { getPaymentIntentItem, putPaymentIntentItem } from '#lib/billing/billing-records';
 import { knownPackage } from '#lib/billing/checkout';
-import type { RequestContext } from '#lib/context';
 import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
 import { epochSeconds } from '#lib/identity/keys';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * A payment intent for a token package. The same idempotency key answers the same intent: the first
@@ -45,7 +45,7 @@ export async function createPaymentIntent(
     tokens: tokenPackage.tokens,
     idempotency_key: key,
   };
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   try {
     await putPaymentIntentItem(record, {
       package_slug: tokenPackage.slug,

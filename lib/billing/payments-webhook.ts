@@ -1,9 +1,9 @@
 import Stripe from 'stripe';
 import { seenEventGuard } from '#lib/billing/billing-records';
 import { planEvent } from '#lib/billing/payment-events';
-import type { RequestContext } from '#lib/context';
 import { transact } from '#lib/db/transactions';
 import { isConditionFailed, UnauthorizedError } from '#lib/errors';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { receipt, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 
@@ -47,7 +47,7 @@ export async function receivePaymentsWebhook(
   ctx: RequestContext,
   request: { rawBody: string | undefined; signature: string | undefined },
 ): Promise<WebhookReceipt> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const secret = ctx.ports.secrets.paymentsWebhookSecret;
   const event = verifyPaymentsEvent(request.rawBody, request.signature, secret, now);
   const plan = await planEvent(event, now);

@@ -12,10 +12,10 @@ import {
   violationsFor,
 } from '#lib/billing/usage';
 import type { Tier } from '#lib/config';
-import type { RequestContext } from '#lib/context';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 
 /** The organization's subscription and plan: what it has, what it uses, and moving between tiers. */
 
@@ -30,7 +30,7 @@ export async function getSubscription(ctx: RequestContext): Promise<Subscription
 export async function getUsage(ctx: RequestContext) {
   const { orgId } = requirePrincipal(ctx);
   const org = await requireOrganization(orgId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const tier = tierOf(org.tier);
   return {
     period: monthOf(now),
@@ -46,7 +46,7 @@ const remaining = (limit: number | null, used: number): number | null =>
 export async function planSummary(ctx: RequestContext) {
   const { orgId } = requirePrincipal(ctx);
   const org = await requireOrganization(orgId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const tier = tierOf(org.tier);
   const [usage, subscription] = await Promise.all([usageOf(org, now), getSubscriptionItem(orgId)]);
   return {
@@ -80,7 +80,7 @@ export interface DowngradeCheck {
 
 async function checkTarget(ctx: RequestContext, orgId: string, target: TierDefinition) {
   const org = await requireOrganization(orgId);
-  const usage = await usageOf(org, ctx.clock.now());
+  const usage = await usageOf(org, ctx.ports.clock.now());
   return { org, usage, violations: violationsFor(usage, target) };
 }
 
@@ -122,7 +122,7 @@ export async function changePlan(ctx: RequestContext, input: { tier: string }): 
   if (violations.length > 0) {
     throw new UnprocessableError(`Current usage exceeds the ${target.name} tier's limits`, violations);
   }
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   await transact(
     [
       // Another plan change in between would make this one's usage check stale.

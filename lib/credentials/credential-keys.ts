@@ -1,6 +1,6 @@
-import type { Principal } from '#lib/context';
 import type { Envelope } from '#lib/credentials/envelope';
 import { type TableKey, tenantPk } from '#lib/db/keys';
+import type { Principal } from '#lib/kernel/context';
 
 /**
  * Where credentials live in the table (access patterns: lib/credentials/credential-records.ts).

@@ -1,5 +1,4 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import type { RequestContext } from '#lib/context';
 import {
   actorOf,
   type Credential,
@@ -17,6 +16,7 @@ import { open, seal } from '#lib/credentials/envelope';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { isConditionFailed, NotFoundError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 
 export { actorOf, type Credential } from '#lib/credentials/credential-keys';
 
@@ -39,7 +39,7 @@ export async function saveCredential(
   input: { orgId: string; key: string; value: string; description?: string | null; actor: string },
 ): Promise<{ credential: Credential; created: boolean }> {
   const envelope = await seal(ctx.ports.keys, input.orgId, input.key, input.value);
-  const at = ctx.clock.now().toISOString();
+  const at = ctx.ports.clock.now().toISOString();
   const { orgId, key, description, actor } = input;
   const old = await upsertCredentialItem({ orgId, key, description, actor, envelope, at });
   const item: CredentialItem = {
@@ -85,7 +85,7 @@ export async function getCredential(ctx: RequestContext, key: string): Promise<C
       entity_type: 'credential',
       entity_id: key,
     },
-    ctx.clock.now(),
+    ctx.ports.clock.now(),
   );
   return { ...toCredential(item), value };
 }

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { itemIsNew } from '#lib/db/conditions';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
@@ -10,6 +9,7 @@ import {
   toDeployment,
 } from '#lib/deployments/deployment-keys';
 import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 
 export {
   DEPLOYMENT_STATUSES,

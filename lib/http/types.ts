@@ -1,7 +1,7 @@
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { Principal } from '#lib/context';
 import type { HttpMethod, RouteDef } from '#lib/http/route';
+import type { Principal } from '#lib/kernel/context';
 import type { RateState } from '#lib/rate-limit/limiter';
 
 export type HttpEvent = APIGatewayProxyEventV2;

@@ -1,6 +1,6 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { ForbiddenError, UnauthorizedError, ValidationError } from '#lib/errors';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 
 /** The caller of a bearer route; the authentication middleware guarantees one. */
 export function requirePrincipal(ctx: RequestContext): Principal {

@@ -1,9 +1,9 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { ForbiddenError, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { type ApiKeyItem, getLiveApiKey } from '#lib/identity/api-key-records';
 import { accessOrg, orgNotFound } from '#lib/identity/organization-access';
 import { orgRoleAtLeast } from '#lib/identity/roles';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 
 /** Who may manage an organization's API keys, and the key a route names. */
 

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { ConflictError, ValidationError } from '#lib/errors';
@@ -16,6 +15,7 @@ import {
   withoutGrace,
 } from '#lib/identity/api-key-records';
 import { SCOPES, type Scope } from '#lib/identity/roles';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * Issuing organization API keys: list, show, create, change, delete and revoke. The raw key leaves the
@@ -51,7 +51,7 @@ export interface NewApiKey {
 
 export async function createApiKey(ctx: RequestContext, orgId: string, input: NewApiKey): Promise<ApiKeyWithSecret> {
   const principal = await requireKeyManager(ctx, orgId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   if (input.expires_at !== undefined && new Date(input.expires_at) <= now) {
     throw new ValidationError('The request is not valid', [{ path: 'expires_at', message: 'must be in the future' }]);
   }
@@ -99,7 +99,7 @@ export async function updateApiKey(
       { path: 'active', message: 'the key is revoked' },
     ]);
   }
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const after: ApiKeyItem = {
     ...before,
     ...(changes.name !== undefined ? { name: changes.name } : {}),
@@ -121,7 +121,7 @@ export async function deleteApiKey(
 ): Promise<{ id: string; deleted_at: string }> {
   await requireKeyManager(ctx, orgId);
   const before = await loadKey(orgId, keyId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   await saveApiKeyChange(
     before,
@@ -136,7 +136,7 @@ export async function revokeApiKey(ctx: RequestContext, orgId: string, keyId: st
   await requireKeyManager(ctx, orgId);
   const before = await loadKey(orgId, keyId);
   if (before.revoked_at) return toApiKey(before);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   const after: ApiKeyItem = {
     ...withoutGrace(before),

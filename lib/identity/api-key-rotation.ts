@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { sha256 } from '#lib/crypto/secrets';
 import { ConflictError } from '#lib/errors';
 import { loadKey, requireKeyManager } from '#lib/identity/api-key-access';
@@ -10,6 +9,7 @@ import {
   toApiKey,
   withoutGrace,
 } from '#lib/identity/api-key-records';
+import type { RequestContext } from '#lib/kernel/context';
 
 const HOUR_MS = 3_600_000;
 
@@ -27,7 +27,7 @@ export async function replaceApiKeySecret(
 ): Promise<ApiKeyWithSecret> {
   await requireKeyManager(ctx, orgId);
   const before = await loadKey(orgId, keyId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   if (before.revoked_at) throw new ConflictError('The API key is revoked; create a new key');
   if (!before.active) throw new ConflictError('The API key is inactive; activate it first');
   if (before.key_expires_at && new Date(before.key_expires_at) <= now) {

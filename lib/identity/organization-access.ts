@@ -1,8 +1,8 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { ForbiddenError, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { getOrganizationItem, getOrganizationWithMembership, type OrganizationItem } from '#lib/identity/organizations';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 
 /**
  * Authorization against the organization named in the path, never the one the request acts in: the

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
@@ -22,6 +21,7 @@ import { getOrganizationItem, memberCountChange, type Organization, toOrganizati
 import type { OrgRole } from '#lib/identity/roles';
 import { DAY_SECONDS, epochSeconds } from '#lib/identity/ttl';
 import { getUserItem, userExistsCheck, userIdByEmail } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * Invites into an organization as the `/organizations/{id}/invites` routes manage them: an admin invites
@@ -55,7 +55,7 @@ const newInviteId = (now: Date): string => `inv_${now.getTime().toString(36).pad
 /** The pending invites of an organization the caller can see (never their tokens), oldest first. */
 export async function listInvites(ctx: RequestContext, orgId: string, page: PageRequest): Promise<Page<Invite>> {
   await accessOrg(ctx, orgId);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const result = await listPendingInvites({ orgId, now, ...page });
   return { items: result.items.map((item) => toInvite(item, now)), total: result.total };
 }
@@ -75,7 +75,7 @@ export async function createInvite(
   const existingUser = await userIdByEmail(input.email);
   if (existingUser !== undefined && (await isMember(orgId, existingUser))) throw memberAlready();
 
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const createdAt = now.toISOString();
   const validUntil = new Date(now.getTime() + INVITE_VALID_DAYS * DAY_SECONDS * 1000);
   const validUntilIso = validUntil.toISOString();
@@ -108,7 +108,7 @@ export async function createInvite(
 
   const link = `${ctx.baseUrl}/organizations/invites/${encodeURIComponent(token)}/accept`;
   try {
-    await ctx.email.send({
+    await ctx.ports.email.send({
       to: input.email,
       subject: `You are invited to join ${access.org.name}`,
       text: [
@@ -149,7 +149,7 @@ export async function acceptInvite(ctx: RequestContext, token: string): Promise<
  */
 export async function acceptInviteForUser(ctx: RequestContext, token: string, userId: number): Promise<AcceptedInvite> {
   const item = await getInviteToken(token);
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   // TTL removes expired items lazily, so an item that is still there may be past its time.
   if (!item || item.valid_until <= now) throw inviteNotFound();
   const [org, user] = await Promise.all([getOrganizationItem(item.org_id), getUserItem(userId)]);

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
@@ -17,6 +16,7 @@ import {
   takenSlugs,
   toOrganization,
 } from '#lib/identity/organizations';
+import type { RequestContext } from '#lib/kernel/context';
 
 /** Organizations as the `/organizations` routes list, create, show, change and delete them. */
 
@@ -60,7 +60,7 @@ export async function createOrganization(
 ): Promise<Organization> {
   const principal = requireUser(ctx);
   const orgId = `org_${randomBase62(16)}`;
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   const create = async (slug: string) => {
     const org = newOrganizationWrites({
       orgId,
@@ -127,7 +127,7 @@ export async function updateOrganization(
     name: changes.name ?? org.name,
     slug: changes.slug ?? org.slug,
     avatar_url: changes.avatar_url === undefined ? (org.avatar_url ?? null) : changes.avatar_url,
-    updated_at: ctx.clock.now().toISOString(),
+    updated_at: ctx.ports.clock.now().toISOString(),
   };
   await transact(organizationChangeWrites(org, next), { 'slug-taken': slugTaken });
   return toOrganization(next);
@@ -147,7 +147,7 @@ export async function deleteOrganization(
   if (access.org.personal) {
     throw new ConflictError('A personal organization cannot be deleted; it goes with its user’s account');
   }
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   await transact(organizationDeletionWrites(access.org, now), { 'organization-missing': orgNotFound });
   return { id: orgId, deleted_at: now };
 }

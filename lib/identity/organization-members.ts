@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError } from '#lib/errors';
@@ -20,6 +19,7 @@ import { memberCountChange } from '#lib/identity/organizations';
 import type { OrgRole } from '#lib/identity/roles';
 import { teamLeavingWrites } from '#lib/identity/team-records';
 import { getUserItem, getUsersByIds, userExistsCheck } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * The members of an organization as the `/organizations/{id}/members` routes manage them. Every
@@ -64,7 +64,7 @@ export async function addMember(
   if (input.role === 'owner') requireRole(access, 'owner', 'add an owner');
   const user = await getUserItem(input.userId);
   if (!user) throw userNotFound();
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   const membership = membershipItem({ orgId, userId: input.userId, role: input.role, now });
   await transact([newMembershipWrite(membership), memberCountChange(orgId, 1), userExistsCheck(input.userId)], {
     'already-member': alreadyMember,

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError, ValidationError } from '#lib/errors';
@@ -15,6 +14,7 @@ import {
   userConflicts,
   userKeys,
 } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 const inviteUnusable = () =>
   new ValidationError('The invite code is invalid or expired', [
@@ -47,7 +47,7 @@ export async function register(ctx: RequestContext, input: NewUser & { invite_co
 
 async function assertInviteUsable(ctx: RequestContext, code: string): Promise<void> {
   const validUntil = (await getInviteToken(code))?.valid_until;
-  if (!validUntil || validUntil <= ctx.clock.now().toISOString()) throw inviteUnusable();
+  if (!validUntil || validUntil <= ctx.ports.clock.now().toISOString()) throw inviteUnusable();
 }
 
 /**
@@ -61,7 +61,7 @@ export async function registerUser(
 ): Promise<{ user: UserItem; org: OrganizationItem }> {
   const passwordHash = await hashPassword(input.password);
   const userId = await nextUserId();
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   const orgId = `org_${randomBase62(16)}`;
   const user: UserItem = {
     ...userKeys.byId(userId),

@@ -1,3 +1,5 @@
+import type { Capability, OrgRole } from '#lib/kernel/context';
+
 /**
  * Roles and what they may do. A request needs a capability: `read` (GET), `write` (other methods) or
  * `admin` (routes that say so). A user's capability in an organization is the lesser of what their
@@ -10,15 +12,16 @@ export type UserRole = (typeof USER_ROLES)[number];
 /** Values PATCH /users/{id} accepts. */
 export const UPDATABLE_USER_ROLES = ['admin', 'editor', 'viewer', 'builder', 'agent', 'demo'] as const;
 
-export const ORG_ROLES = ['owner', 'admin', 'member', 'viewer'] as const;
-export type OrgRole = (typeof ORG_ROLES)[number];
+export const ORG_ROLES = ['owner', 'admin', 'member', 'viewer'] as const satisfies readonly OrgRole[];
+export type { OrgRole };
 
 export const TEAM_ROLES = ['owner', 'admin', 'member'] as const;
 export type TeamRole = (typeof TEAM_ROLES)[number];
 
-export const SCOPES = ['read', 'write', 'admin'] as const;
-export type Scope = (typeof SCOPES)[number];
-export type Capability = Scope;
+/** The kernel names capabilities (a principal carries one); API key scopes are the same three words. */
+export const SCOPES = ['read', 'write', 'admin'] as const satisfies readonly Capability[];
+export type Scope = Capability;
+export type { Capability };
 
 const RANK: Record<Capability, number> = { read: 1, write: 2, admin: 3 };
 

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62, randomToken } from '#lib/crypto/secrets';
 import { isConditionFailed, UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
@@ -28,6 +27,7 @@ import {
   upgradePasswordHash,
   userIdByEmail,
 } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * Sessions: an access JWT (one hour) and a rotating refresh token (30 days). Every refresh hands out a
@@ -54,7 +54,7 @@ export async function login(
   input: { email: string; password: string; sourceIp: string },
   secret: Uint8Array,
 ): Promise<Session> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const { pairSeen } = await assertLoginAllowed(input.email, input.sourceIp, now);
   const userId = await userIdByEmail(input.email);
   const user = userId === undefined ? undefined : await getUserItem(userId);
@@ -87,7 +87,7 @@ async function startSession(
   familyId: string,
   secret: Uint8Array,
 ): Promise<Session> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const access = await issueAccessToken(
     secret,
     { userId: user.id, orgId, tokenVersion: user.token_version ?? 0, sessionId: familyId },
@@ -114,7 +114,7 @@ async function startSession(
 
 /** Exchanges a refresh token for a new session; a spent token revokes its family. */
 export async function refresh(ctx: RequestContext, refreshToken: string, secret: Uint8Array): Promise<Session> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const item = await getRefreshToken(refreshToken);
   if (!item || item.expires_at <= epochSeconds(now)) throw invalidRefresh();
   if (await isFamilyRevoked(item.family_id)) throw invalidRefresh();
@@ -151,7 +151,7 @@ export async function logout(
     await Promise.all([
       principal.tokenId ? revokeAccessToken(principal.tokenId, principal.tokenExpiresAt) : undefined,
       principal.sessionId
-        ? revokeFamily(principal.sessionId, epochSeconds(ctx.clock.now()) + REFRESH_TOKEN_DAYS * DAY_SECONDS)
+        ? revokeFamily(principal.sessionId, epochSeconds(ctx.ports.clock.now()) + REFRESH_TOKEN_DAYS * DAY_SECONDS)
         : undefined,
     ]);
   }
@@ -168,9 +168,9 @@ export async function forgotPassword(ctx: RequestContext, email: string): Promis
   const user = userId === undefined ? undefined : await getUserItem(userId);
   if (!user) return answer;
   const token = randomToken(32);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   await savePasswordReset(token, user.id, epochSeconds(now) + RESET_TOKEN_MINUTES * 60);
-  await ctx.email.send({
+  await ctx.ports.email.send({
     to: user.email,
     subject: 'Reset your password',
     text: [
@@ -185,7 +185,7 @@ export async function forgotPassword(ctx: RequestContext, email: string): Promis
 
 /** Spends a reset token (once), sets the new password and ends every existing session. */
 export async function resetPassword(ctx: RequestContext, token: string, password: string): Promise<{ success: true }> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   let userId: number;
   try {
     userId = await spendPasswordReset(token, epochSeconds(now));

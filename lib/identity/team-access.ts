@@ -1,7 +1,7 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { ForbiddenError, NotFoundError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
 import { getTeamItem, getTeamMember, type TeamItem } from '#lib/identity/team-records';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 
 /**
  * Who may act on a team. Teams live under the organization the request acts in, so a team of another

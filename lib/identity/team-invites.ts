@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62, randomToken, sha256 } from '#lib/crypto/secrets';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
@@ -33,6 +32,7 @@ import {
 } from '#lib/identity/team-records';
 import { DAY_SECONDS, epochSeconds } from '#lib/identity/ttl';
 import { getUserItem, userIdByEmail } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /** Invites into a team as the `/teams/{id}/invites` routes send and accept them. */
 
@@ -50,7 +50,7 @@ export async function listTeamInvites(
   const principal = requirePrincipal(ctx);
   const team = await getLiveTeam(principal.orgId, teamId);
   await requireTeamManager(ctx, principal, team);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const result = await listOpenTeamInvites({ orgId: principal.orgId, teamId, now, ...page });
   return { items: result.items.map((item) => toTeamInvite(item, now)), total: result.total };
 }
@@ -77,7 +77,7 @@ export async function createTeamInvite(ctx: RequestContext, teamId: number, inpu
   }
   const token = randomToken(32);
   const tokenHash = sha256(token);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const expiresAt = epochSeconds(now) + TEAM_INVITE_TTL_DAYS * DAY_SECONDS;
   const inviteId = `tinv_${randomBase62(16)}`;
   const invite: TeamInviteItem = {
@@ -105,7 +105,7 @@ export async function createTeamInvite(ctx: RequestContext, teamId: number, inpu
     'team-missing': teamNotFound,
   });
   try {
-    await ctx.email.send({
+    await ctx.ports.email.send({
       to: input.email,
       subject: `You are invited to join the team ${team.name}`,
       text: [
@@ -135,7 +135,7 @@ export async function acceptTeamInvite(
   token: string,
 ): Promise<{ team: Team; member: TeamMember }> {
   const principal = requireUser(ctx);
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const lookup = await getTeamInviteToken(token);
   if (!lookup || lookup.expires_at <= epochSeconds(now)) throw inviteNotFound();
   const { org_id: orgId, team_id: teamId, invite_id: inviteId } = lookup;

@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
@@ -23,6 +22,7 @@ import {
   toTeam,
   updateTeamFields,
 } from '#lib/identity/team-records';
+import type { RequestContext } from '#lib/kernel/context';
 
 /** Teams as the `/teams` routes list, create, show, change and delete them. */
 
@@ -50,7 +50,7 @@ export async function createTeam(ctx: RequestContext, input: NewTeam): Promise<T
   const principal = requireUser(ctx);
   const orgId = principal.orgId;
   const id = await nextTeamId(orgId);
-  const now = ctx.clock.now().toISOString();
+  const now = ctx.ports.clock.now().toISOString();
   const team: TeamItem = {
     ...teamKeys.byId(orgId, id),
     id,
@@ -92,7 +92,7 @@ export async function updateTeam(ctx: RequestContext, teamId: number, changes: T
   const team = await getLiveTeam(principal.orgId, teamId);
   await requireTeamManager(ctx, principal, team);
   try {
-    const now = ctx.clock.now().toISOString();
+    const now = ctx.ports.clock.now().toISOString();
     return toTeam(await updateTeamFields({ orgId: principal.orgId, teamId, changes, now }));
   } catch (error) {
     if (isConditionFailed(error, 'team-missing')) throw teamNotFound();
@@ -114,7 +114,7 @@ export async function deleteTeam(ctx: RequestContext, teamId: number): Promise<{
   requireOrgRole(ctx, 'admin');
   if (!team.deleting_at) {
     try {
-      await markTeamDeleting(orgId, teamId, ctx.clock.now().toISOString());
+      await markTeamDeleting(orgId, teamId, ctx.ports.clock.now().toISOString());
     } catch (error) {
       if (isConditionFailed(error, 'team-missing')) throw teamNotFound();
       throw error;

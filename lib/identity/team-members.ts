@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError } from '#lib/errors';
@@ -15,6 +14,7 @@ import {
   toTeamMember,
 } from '#lib/identity/team-records';
 import { getUserItem, getUsersByIds } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /** The members of a team as the `/teams/{id}/members` routes list and add them. */
 
@@ -62,7 +62,7 @@ export async function addTeamMember(ctx: RequestContext, teamId: number, input: 
     team_id: teamId,
     user_id: input.user_id,
     role: input.role,
-    joined_at: ctx.clock.now().toISOString(),
+    joined_at: ctx.ports.clock.now().toISOString(),
   };
   await transact(teamJoinWrites(member), {
     'not-member': userNotInOrganization,

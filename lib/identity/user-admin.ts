@@ -1,4 +1,3 @@
-import type { RequestContext } from '#lib/context';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
 import { ForbiddenError, NotFoundError } from '#lib/errors';
@@ -23,6 +22,7 @@ import {
   userConflicts,
   userErasureWrites,
 } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * The `/users` routes: who may see which users, and the instance admin's changes and erasures. The
@@ -64,7 +64,7 @@ export async function updateUser(ctx: RequestContext, userId: number, changes: U
   requireInstanceAdmin(ctx);
   const user = await getUserItem(userId);
   if (!user) throw userNotFound();
-  const { next, writes } = userChangeWrites(user, changes, ctx.clock.now().toISOString());
+  const { next, writes } = userChangeWrites(user, changes, ctx.ports.clock.now().toISOString());
   await transact(writes, { ...userConflicts, 'user-missing': userNotFound });
   return toUser(next);
 }

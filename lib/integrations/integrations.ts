@@ -1,10 +1,10 @@
 import { recordActivity } from '#lib/activity/activity-log';
-import type { RequestContext } from '#lib/context';
 import { credentialUpdateTimes } from '#lib/credentials/credential-records';
 import { actorOf, saveCredential } from '#lib/credentials/store';
 import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { credentialNameOf, findIntegration, INTEGRATIONS, type Integration } from '#lib/integrations/catalogue';
+import type { RequestContext } from '#lib/kernel/context';
 
 export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
 
@@ -127,7 +127,7 @@ export async function configureIntegration(
       entity_id: integration.id,
       metadata: { fields: Object.keys(fields) },
     },
-    ctx.clock.now(),
+    ctx.ports.clock.now(),
   );
   return statusOf(integration, stored);
 }

@@ -1,4 +1,4 @@
-import type { Clock, EmailSender, Ports } from '#lib/kernel/ports';
+import type { Ports } from '#lib/kernel/ports';
 
 /**
  * The kernel's shared types: who is calling (the principal), how they proved it (the credential), and
@@ -81,9 +81,6 @@ export interface RequestContext {
   ports: Ports;
   /** Base URL of this deployment as the caller reached it (for links in emails); HTTP requests only. */
   baseUrl: string;
-  /** Shorthands of `ports.clock` and `ports.email`. */
-  readonly clock: Clock;
-  readonly email: EmailSender;
 }
 
 /** A context for an entry point (HTTP, queue, schedule): the ports, the trace id, and the caller if any. */
@@ -94,16 +91,5 @@ export function requestContext(input: {
   principal?: Principal;
 }): RequestContext {
   const { ports } = input;
-  const ctx = {
-    traceId: input.traceId,
-    principal: input.principal,
-    ports,
-    baseUrl: input.baseUrl ?? '',
-  } as RequestContext;
-  // Not enumerable: copying a context ({ ...ctx }) must not build ports the copy never uses.
-  Object.defineProperties(ctx, {
-    clock: { get: () => ports.clock },
-    email: { get: () => ports.email },
-  });
-  return ctx;
+  return { traceId: input.traceId, principal: input.principal, ports, baseUrl: input.baseUrl ?? '' };
 }

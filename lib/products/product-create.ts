@@ -1,10 +1,10 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { Principal, RequestContext } from '#lib/context';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
@@ -65,7 +65,7 @@ async function writeNewProduct(
   input: NewProduct,
 ): Promise<Product> {
   const orgId = principal.orgId;
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   const item: ProductItem = {
     ...productKeys.bySlug(orgId, slug),

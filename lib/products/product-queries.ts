@@ -1,7 +1,7 @@
-import type { RequestContext } from '#lib/context';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { type Product, type ProductItem, toProduct } from '#lib/products/product-keys';
 import { allProducts, getProductBySlug } from '#lib/products/product-records';
 import { type ProductStatusInput, toProductStatus } from '#lib/products/product-status';

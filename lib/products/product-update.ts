@@ -1,9 +1,9 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { Principal, RequestContext } from '#lib/context';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { queueJob } from '#lib/jobs/jobs';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import { type Product, type ProductItem, toProduct } from '#lib/products/product-keys';
 import { productNotFound } from '#lib/products/product-queries';
 import { getProductBySlug, productUpdate } from '#lib/products/product-records';
@@ -95,7 +95,7 @@ async function applyChanges(
   if (fields.length === 0) return { product: toProduct(item), followUp: [] };
 
   const orgId = principal.orgId;
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   const next: ProductItem = { ...item, ...changed, updated_at: at };
   const colorsChange = COLORS.some((field) => field in changed);

@@ -1,6 +1,6 @@
 import { changelogWrite } from '#lib/changelog/changelog';
-import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
+import type { RequestContext } from '#lib/kernel/context';
 import type { Task, TaskFields } from '#lib/tasks/task-keys';
 import { type PreparedEvent, prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
 

@@ -1,10 +1,10 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { RequestContext } from '#lib/context';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
 import { addPostings, removePostings, taskWords } from '#lib/tasks/search-index';
@@ -46,7 +46,7 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
     depends_on: dependsOn,
   };
   const id = await nextId(counterKey(taskKeys.counter, tenantPk(orgId)));
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   const item: TaskItem = {
     ...taskKeys.byId(orgId, id),

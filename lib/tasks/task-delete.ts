@@ -1,8 +1,8 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { RequestContext } from '#lib/context';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
 import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
@@ -23,12 +23,12 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
   const current = () => requireTask(orgId, id);
   await current();
   for (const dependent of await dependentsOf(orgId, id)) {
-    await dropDependency(orgId, dependent, id, ctx.clock.now());
+    await dropDependency(orgId, dependent, id, ctx.ports.clock.now());
   }
 
   for (let attempt = 1; ; attempt += 1) {
     const item = await current();
-    const now = ctx.clock.now();
+    const now = ctx.ports.clock.now();
     const guard = titleGuard(orgId, item);
     const writes: TransactItem[] = [taskDelete({ orgId, id, readVersion: item.version })];
     if (guard) writes.push(titleRelease(guard, id));

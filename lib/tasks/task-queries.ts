@@ -1,10 +1,10 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import { type Blocking, blockingOf, hasOpenDependency } from '#lib/tasks/dependencies';
 import { matchesSearch, searchCandidates, words } from '#lib/tasks/search-index';
 import { assigneeKey, type Task, type TaskItem, taskKeys, toTask } from '#lib/tasks/task-keys';

@@ -1,8 +1,8 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import type { Principal, RequestContext } from '#lib/context';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
@@ -103,7 +103,7 @@ async function updateOnce(
   );
   if (changed.length === 0) return toTask(before);
 
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const at = now.toISOString();
   const completes = status === 'done' && before.status !== 'done';
   const after: TaskItem = {

@@ -1,4 +1,3 @@
-import type { Principal, RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { allOf, itemIsNew } from '#lib/db/conditions';
 import { tenantPk } from '#lib/db/keys';
@@ -7,6 +6,7 @@ import { table } from '#lib/db/table';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import {
   type BalanceItem,
   balanceCovers,
@@ -215,7 +215,7 @@ export async function consume(
       referenceId: input.referenceId,
       metadata: input.metadata,
       actor: actorOf(principal),
-      now: ctx.clock.now(),
+      now: ctx.ports.clock.now(),
       balanceBefore: balance,
     });
     try {

@@ -1,6 +1,6 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { itemIsNew } from '#lib/db/conditions';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { ChatMessagePayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -19,7 +19,7 @@ export async function receiveChatMessage(
   ctx: RequestContext,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const { orgId } = await verifyInboundWebhook(ctx, 'chat', request);
   const message = parsePayload(ChatMessagePayload, request.body);
   const requestId = `sup_${randomBase62(16)}`;

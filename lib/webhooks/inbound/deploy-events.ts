@@ -1,8 +1,8 @@
-import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { itemIsNew } from '#lib/db/conditions';
 import type { TransactItem } from '#lib/db/transactions';
 import { deploymentOutcomeWrite } from '#lib/deployments/deployments';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import {
   DeployEventEnvelope,
@@ -30,7 +30,7 @@ export async function receiveDeployWebhook(
   ctx: RequestContext,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const { orgId } = await verifyInboundWebhook(ctx, 'deploy', request);
   const { type } = parsePayload(DeployEventEnvelope, request.body);
   if (!(HANDLED_DEPLOY_EVENTS as readonly string[]).includes(type)) {

@@ -1,10 +1,10 @@
-import type { RequestContext } from '#lib/context';
 import { sha256 } from '#lib/crypto/secrets';
 import type { TransactItem } from '#lib/db/transactions';
 import { runConfiguredDeployPipeline } from '#lib/deployments/deploy-pipeline';
 import { newDeploymentWrite } from '#lib/deployments/deployments';
 import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import { receipt, recordDeliveryOnce, type WebhookAction, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
@@ -40,7 +40,7 @@ export async function receiveGitWebhook(
   ctx: RequestContext,
   request: InboundRequest & { body: unknown },
 ): Promise<WebhookReceipt> {
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const { orgId } = await verifyInboundWebhook(ctx, 'git', request);
   const event = requiredHeader(request.headers, 'x-github-event', EVENT_NAME);
   if (event === 'ping') {

@@ -1,7 +1,7 @@
-import type { RequestContext } from '#lib/context';
 import { tenantPk } from '#lib/db/keys';
 import { type QueryResult, table } from '#lib/db/table';
 import { getUsersByIds } from '#lib/identity/users';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 
 /**
@@ -45,7 +45,7 @@ export async function emailOwnersAndAdmins(
 ): Promise<number> {
   const users = await getUsersByIds(await ownerAndAdminIds(orgId));
   const results = await Promise.allSettled(
-    users.map((user) => ctx.email.send({ to: user.email, subject: message.subject, text: message.text })),
+    users.map((user) => ctx.ports.email.send({ to: user.email, subject: message.subject, text: message.text })),
   );
   const failed = results.filter((result) => result.status === 'rejected');
   if (failed.length > 0) {

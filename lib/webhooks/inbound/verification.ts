@@ -1,7 +1,7 @@
-import type { RequestContext } from '#lib/context';
 import { readCredentialValue } from '#lib/credentials/store';
 import { UnauthorizedError } from '#lib/errors';
 import { getOrganizationItem } from '#lib/identity/organizations';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import {
   checkHubSignature,
@@ -57,7 +57,7 @@ export async function verifyInboundWebhook(
   if (!organization) return fail('unknown_org');
   const secret = await readCredentialValue(ctx, orgId, SECRET_KEYS[source]);
   if (!secret) return fail('no_secret');
-  const check = checkSignature(source, secret, request, ctx.clock.now());
+  const check = checkSignature(source, secret, request, ctx.ports.clock.now());
   if (!check.ok) return fail(check.reason);
   return { orgId };
 }

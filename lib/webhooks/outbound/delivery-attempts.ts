@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { RequestContext } from '#lib/context';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { APP_VERSION } from '#lib/version';
 import {
@@ -81,7 +81,7 @@ export async function processDeliveryMessage(
     // This attempt is recorded: the message is a redelivery. If whoever recorded it stopped before
     // queueing the next attempt, queue it now, so that the delivery cannot stall as pending.
     if ((item.queued_attempt ?? 0) <= attempt) {
-      const dueIn = item.next_attempt_at ? Date.parse(item.next_attempt_at) - ctx.clock.now().getTime() : 0;
+      const dueIn = item.next_attempt_at ? Date.parse(item.next_attempt_at) - ctx.ports.clock.now().getTime() : 0;
       await queueNextAttempt(ctx, item, attempt, Math.max(0, dueIn / 1000));
     }
     return 'skipped';
@@ -98,7 +98,7 @@ export async function processDeliveryMessage(
   // Read before the claim: should the key service fail, the message is simply retried, and neither an
   // attempt of the tenant's budget nor a claim is spent on the service's own outage.
   const secret = await ensureSigningSecret(ctx, orgId, 'system');
-  if (!(await claimAttempt({ orgId, id, attempt, now: ctx.clock.now(), leaseMs: policy.claimLeaseMs }))) {
+  if (!(await claimAttempt({ orgId, id, attempt, now: ctx.ports.clock.now(), leaseMs: policy.claimLeaseMs }))) {
     const current = await getDeliveryItem(orgId, id);
     if (current && current.status === 'pending' && current.attempt_count < attempt) {
       throw new AttemptInProgressError(id, attempt);
@@ -117,8 +117,8 @@ export async function processDeliveryMessage(
     attempt,
     result,
     status: succeeded ? 'succeeded' : retry ? 'pending' : 'failed',
-    nextAttemptAt: retry ? new Date(ctx.clock.now().getTime() + delaySeconds * 1000).toISOString() : null,
-    now: ctx.clock.now(),
+    nextAttemptAt: retry ? new Date(ctx.ports.clock.now().getTime() + delaySeconds * 1000).toISOString() : null,
+    now: ctx.ports.clock.now(),
   });
   const outcome: AttemptOutcome = succeeded ? 'succeeded' : retry ? 'retrying' : 'failed';
   logger.info('webhook attempt', {
@@ -167,7 +167,7 @@ async function attemptOnce(
   secret: string,
   policy: DeliveryPolicy,
 ): Promise<DeliveryAttempt> {
-  const at = ctx.clock.now();
+  const at = ctx.ports.clock.now();
   const started = performance.now();
   const finish = (status_code: number | null, error: string | null): DeliveryAttempt => ({
     at: at.toISOString(),
@@ -182,7 +182,7 @@ async function attemptOnce(
       vetTarget(url, { allowPrivateTargets: policy.allowPrivateTargets, lookup: policy.lookup }),
       deadline,
     );
-    const timestamp = Math.floor(ctx.clock.now().getTime() / 1000);
+    const timestamp = Math.floor(ctx.ports.clock.now().getTime() / 1000);
     const status = await post(
       url,
       target,

@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import type { RequestContext } from '#lib/context';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { allOf, itemExists, itemIsNew } from '#lib/db/conditions';
 import { type TableKey, tenantPk } from '#lib/db/keys';
@@ -8,6 +7,7 @@ import { isConditionFailed, table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { DELIVERY_ID_PATTERN, type DeliveryStatus, type OutboundEventType } from '#lib/webhooks/outbound/event-types';
 
 /**

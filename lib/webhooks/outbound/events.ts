@@ -1,7 +1,7 @@
-import type { RequestContext } from '#lib/context';
 import type { TransactItem } from '#lib/db/transactions';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import {
   type DeliveryItem,
@@ -28,7 +28,7 @@ import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config';
  * queued after the commit (`queuePrepared`). Should the process stop in between, or the queue refuse,
  * the sweeper (`requeueUnqueued`, every minute) queues it: each event is delivered, and only once,
  * since the delivery function sends each attempt of a delivery at most once. Messages go to
- * `ctx.ports.queue`; times come from `ctx.clock`.
+ * `ctx.ports.queue`; times come from `ctx.ports.clock`.
  */
 
 /** Bodies stay well below DynamoDB's 400 KB item limit, attempts included. */
@@ -117,7 +117,7 @@ export async function publishEvent(
   type: WebhookEvent,
   data: Record<string, unknown>,
 ): Promise<WebhookDelivery | undefined> {
-  const event = await prepareEvent(orgId, type, data, ctx.clock.now());
+  const event = await prepareEvent(orgId, type, data, ctx.ports.clock.now());
   if (!event) return undefined;
   await putDelivery(event.delivery);
   await queuePrepared(ctx, event);
@@ -133,13 +133,13 @@ export async function enqueueDelivery(
   orgId: string,
   event: { type: OutboundEventType; url: string; data: Record<string, unknown> },
 ): Promise<WebhookDelivery> {
-  const item = deliveryOf(orgId, event, ctx.clock.now());
+  const item = deliveryOf(orgId, event, ctx.ports.clock.now());
   await putDelivery(item);
   try {
     await queueFirstAttempt(ctx, item);
   } catch (error) {
     logger.error('queueing a webhook delivery failed', { orgId, deliveryId: item.id, error: error as Error });
-    await failUnqueued(orgId, item.id, ctx.clock.now(), 'the delivery queue refused the message');
+    await failUnqueued(orgId, item.id, ctx.ports.clock.now(), 'the delivery queue refused the message');
     throw error;
   }
   return toDelivery(item);
@@ -157,7 +157,7 @@ const SWEEP_LIMIT = 100;
  * each attempt once. Answers how many it queued.
  */
 export async function requeueUnqueued(ctx: RequestContext, graceMs: number = UNQUEUED_GRACE_MS): Promise<number> {
-  const stalled = await unqueuedDeliveryItems(new Date(ctx.clock.now().getTime() - graceMs), SWEEP_LIMIT);
+  const stalled = await unqueuedDeliveryItems(new Date(ctx.ports.clock.now().getTime() - graceMs), SWEEP_LIMIT);
   let queued = 0;
   for (const delivery of stalled) {
     try {

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordActivity } from '#lib/activity/activity-log';
-import type { Principal, RequestContext } from '#lib/context';
 import { actorOf, readCredentialValue, saveCredential } from '#lib/credentials/store';
 import { type ErrorDetail, ForbiddenError, ServiceUnavailableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
 import { generateSigningSecret } from '#lib/webhooks/outbound/signing';
 import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
@@ -64,7 +64,7 @@ export async function ensureSigningSecret(ctx: RequestContext, orgId: string, ac
   for (let round = 0; round < SECRET_WAIT_ROUNDS; round++) {
     const existing = await readCredentialValue(ctx, orgId, SIGNING_SECRET_KEY);
     if (existing) return existing;
-    const now = ctx.clock.now();
+    const now = ctx.ports.clock.now();
     if (await claimSecretCreation({ orgId, now, until: now.getTime() + SECRET_CLAIM_MS })) {
       const secret = generateSigningSecret();
       await saveCredential(ctx, {
@@ -98,7 +98,7 @@ export async function getTenantConfig(ctx: RequestContext): Promise<TenantConfig
       entity_type: 'tenant_config',
       entity_id: 'webhooks',
     },
-    ctx.clock.now(),
+    ctx.ports.clock.now(),
   );
   return toTenantConfig(item, secret);
 }
@@ -124,7 +124,7 @@ export async function updateTenantConfig(
   }
   if (problems.length > 0) throw new ValidationError('The webhook URLs are not valid', problems);
 
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const item = await setWebhookTargets({
     orgId: principal.orgId,
     // Stored as the URL parser writes it, so that what is shown is exactly what is called.
@@ -166,7 +166,7 @@ export async function rotateSigningSecret(ctx: RequestContext): Promise<TenantCo
     value: secret,
     actor: actorOf(principal),
   });
-  const now = ctx.clock.now();
+  const now = ctx.ports.clock.now();
   const item = await markSecretRotated({
     orgId: principal.orgId,
     actor: actorOf(principal),

@@ -1,1 +1,0 @@
-export type { Principal, RequestContext } from '#lib/kernel/context';
