@@ -2,7 +2,7 @@ import { activityActor, activityWrite } from '#lib/activity/activity-log';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
-import { ConflictError, ValidationError } from '#lib/errors';
+import { ConflictError, isConditionFailed, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
@@ -25,13 +25,17 @@ export interface NewProduct {
 
 const slugTaken = () => new ConflictError('A product with this slug exists', [{ path: 'slug', message: 'is taken' }]);
 
-/** A generated slug is retried this often when concurrent creates take the free one first. */
-const GENERATED_SLUG_ATTEMPTS = 3;
+/**
+ * A generated slug moves on to the next free one this often when concurrent creates take it first:
+ * each round of a race has a winner, so this many creates of one name can run at once.
+ */
+const GENERATED_SLUG_ATTEMPTS = 50;
 
 /**
  * POST /products. One transaction writes the product (its key is the slug guard), the id pointer and
  * the activity entry. An explicit slug that exists is 409; a generated one takes the first free of
- * `base`, `base-2`, … found by one Query, and moves on when a concurrent create wins the race.
+ * `base`, `base-2`, … found by a consistent Query, and when a concurrent create wins that slug, takes the
+ * next free one: never a 409 about a slug the caller did not send.
  */
 export async function createProduct(ctx: RequestContext, input: NewProduct): Promise<Product> {
   const principal = requirePrincipal(ctx);
@@ -44,17 +48,27 @@ export async function createProduct(ctx: RequestContext, input: NewProduct): Pro
   }
   const id = await nextId(counterKey(productKeys.counter, tenantPk(orgId)));
   const create = (slug: string) => writeNewProduct(ctx, principal, id, slug, input);
-  if (base === undefined) return create(input.slug as string);
+  if (base === undefined) {
+    try {
+      return await create(input.slug as string);
+    } catch (error) {
+      throw isConditionFailed(error, 'slug-taken') ? slugTaken() : error;
+    }
+  }
 
-  for (let attempt = 1; ; attempt += 1) {
-    const slug = firstFreeSlug(base, await slugsStartingWith({ orgId, prefix: numberedSlugPrefix(base) }));
+  const lostRaces = new Set<string>();
+  for (let attempt = 1; attempt <= GENERATED_SLUG_ATTEMPTS; attempt += 1) {
+    const seen = await slugsStartingWith({ orgId, prefix: numberedSlugPrefix(base) });
+    const slug = firstFreeSlug(base, new Set([...seen, ...lostRaces]));
     try {
       return await create(slug);
     } catch (error) {
-      // Another create took this slug between the Query and the write: look again.
-      if (!(error instanceof ConflictError) || attempt >= GENERATED_SLUG_ATTEMPTS) throw error;
+      // Another create took this slug (or held the same items) between the Query and the write.
+      if (!(error instanceof ConflictError)) throw error;
+      if (isConditionFailed(error, 'slug-taken')) lostRaces.add(slug);
     }
   }
+  throw new ConflictError('Too many products with this name are being created at once; try again');
 }
 
 async function writeNewProduct(
@@ -82,22 +96,19 @@ async function writeNewProduct(
     created_at: at,
     updated_at: at,
   };
-  await transact(
-    [
-      ...newProductWrites(orgId, item),
-      activityWrite(
-        orgId,
-        {
-          ...activityActor(principal),
-          action: 'product.created',
-          entity_type: 'product',
-          entity_id: slug,
-          metadata: { id, name: item.name },
-        },
-        now,
-      ),
-    ],
-    { 'slug-taken': slugTaken },
-  );
+  await transact([
+    ...newProductWrites(orgId, item),
+    activityWrite(
+      orgId,
+      {
+        ...activityActor(principal),
+        action: 'product.created',
+        entity_type: 'product',
+        entity_id: slug,
+        metadata: { id, name: item.name },
+      },
+      now,
+    ),
+  ]);
   return toProduct(item);
 }

@@ -91,6 +91,21 @@ describe('POST /products', () => {
     expect([second.slug, third.slug, widgets.slug]).toEqual(['acme-2', 'acme-3', 'acme-widgets']);
   });
 
+  it('gives each of 10 parallel creates of one name its own generated slug, with no 409', async () => {
+    // Prepare
+    const owner = await newUser('owner');
+
+    // Act
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => call(products, 'POST', '/products', as(owner, { body: { name: 'Rush' } }))),
+    );
+
+    // Assess
+    expect(responses.map((response) => response.status)).toEqual(Array(10).fill(201));
+    const slugs = responses.map((response) => response.body.data.slug).sort();
+    expect(slugs).toEqual(['rush', ...Array.from({ length: 9 }, (_, index) => `rush-${index + 2}`)].sort());
+  });
+
   it('skips numbered slugs taken by explicit slugs', async () => {
     // Prepare
     const owner = await newUser('owner');
