@@ -10,7 +10,7 @@ import { receipt, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
 /**
  * POST /billing/webhook and POST /webhooks/payments (one implementation): Stripe events, verified with
  * the stripe library against the webhook secret (`ctx.ports.secrets.paymentsWebhookSecret`) with a 300 s
- * tolerance. Each event id is processed once: a guard item is put conditionally in the same transaction
+ * tolerance either way. Each event id is processed once: a guard item is put conditionally in the same transaction
  * as every change the event makes (lib/billing/payment-events.ts plans them), so a redelivery changes
  * nothing and a failure before the commit leaves nothing behind for the retry.
  */
@@ -27,6 +27,7 @@ export function verifyPaymentsEvent(
   now: Date,
 ): Stripe.Event {
   if (!rawBody || !header) throw new UnauthorizedError(INVALID_SIGNATURE);
+  assertNotFromTheFuture(header, now);
   try {
     return Stripe.webhooks.constructEvent(
       rawBody,
@@ -43,6 +44,18 @@ export function verifyPaymentsEvent(
   }
 }
 
+/**
+ * The stripe library refuses a timestamp older than the tolerance but not one in the future; a signed
+ * event dated ahead is refused here too, as the other signed routes refuse it.
+ */
+function assertNotFromTheFuture(header: string, now: Date): void {
+  const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1]);
+  if (Number.isFinite(signedAt) && signedAt > now.getTime() / 1000 + SIGNATURE_TOLERANCE_SECONDS) {
+    logger.warn('payments webhook verification failed', { reason: 'timestamp in the future' });
+    throw new UnauthorizedError(INVALID_SIGNATURE);
+  }
+}
+
 export async function receivePaymentsWebhook(
   ctx: RequestContext,
   request: { rawBody: string | undefined; signature: string | undefined },
@@ -51,10 +64,7 @@ export async function receivePaymentsWebhook(
   const secret = ctx.ports.secrets.paymentsWebhookSecret;
   const event = verifyPaymentsEvent(request.rawBody, request.signature, secret, now);
   const plan = await planEvent(event, now);
-  if (plan.writes.length === 0) {
-    logger.info('payments webhook acknowledged', { event: event.type, event_id: event.id });
-    return receipt(event.type, plan.actions);
-  }
+  // Every verified event id is remembered, handled or not, so that a repeat is known as one.
   const guard = seenEventGuard({ eventId: event.id, event: event.type, orgId: plan.orgId, now });
   let duplicate = false;
   try {
@@ -63,7 +73,7 @@ export async function receivePaymentsWebhook(
     if (!isConditionFailed(error, 'seen')) throw error;
     duplicate = true;
   }
-  logger.info('payments webhook processed', {
+  logger.info(plan.writes.length === 0 ? 'payments webhook acknowledged' : 'payments webhook processed', {
     event: event.type,
     event_id: event.id,
     org_id: plan.orgId,

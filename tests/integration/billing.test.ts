@@ -9,10 +9,10 @@ import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { identityKeys } from '#lib/identity/keys';
 
-const paymentsWebhookSecret = () => secrets.paymentsWebhookSecret;
-
 import { context, httpEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
+
+const paymentsWebhookSecret = () => secrets.paymentsWebhookSecret;
 
 let eventCounter = 0;
 const eventId = () => {
@@ -168,6 +168,33 @@ describe('the payments webhook signature', () => {
 
     // Assess
     expect(response.status).toBe(401);
+  });
+
+  it('answers 401 when the timestamp is more than 300 seconds in the future', async () => {
+    // Prepare
+    const ahead = Math.floor(Date.now() / 1000) + 301;
+    const { payload, header } = signed({ id: eventId(), type: 'x', data: { object: {} } }, { timestamp: ahead });
+
+    // Act
+    const response = await postWebhook('/webhooks/payments', payload, header);
+
+    // Assess
+    expect(response.status).toBe(401);
+    expect(response.body.error.message).toBe('Invalid webhook signature');
+  });
+
+  it('says duplicate: true when a signed event of a type it does not handle comes again', async () => {
+    // Prepare
+    const event = { id: eventId(), type: 'customer.updated', data: { object: {} } };
+
+    // Act
+    const first = await deliver(event);
+    const again = await deliver(event, '/billing/webhook');
+
+    // Assess
+    expect(first.body.data).toMatchObject({ received: true, event: 'customer.updated', duplicate: false });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject({ received: true, event: 'customer.updated', duplicate: true });
   });
 
   it('acknowledges a signed event of a type it does not handle with 200', async () => {
