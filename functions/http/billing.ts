@@ -25,7 +25,10 @@ const requireLocalCheckout = () => {
 export const handler = groupHandler(
   'billing',
   [
-    route(routes.listTiers, async () => listTiers()),
+    route(routes.listTiers, async () => {
+      const tiers = listTiers();
+      return { items: tiers, total: tiers.length, limit: tiers.length, offset: 0 };
+    }),
     route(routes.getPricing, async () => pricing()),
     route(routes.billingWebhook, webhook),
     route(routes.paymentsWebhook, webhook),

@@ -32,7 +32,9 @@ export const listTiers = defineRoute({
   path: '/billing/tiers',
   auth: 'none',
   summary: 'Subscription tiers with their limits and prices',
-  response: z.array(Tier),
+  description: 'Every tier, cheapest first, in one page (`meta.total` is the number of tiers).',
+  response: Tier,
+  envelope: 'list',
 });
 
 export const getPricing = defineRoute({

@@ -107,6 +107,12 @@ const tierCheckout = (orgId: string, tier: string, id = eventId()) => ({
 });
 
 describe('the public catalogue', () => {
+  it('answers the tiers as a list with meta, as every list', async () => {
+    const tiers = await call(billing, 'GET', '/billing/tiers');
+    expect(tiers.status).toBe(200);
+    expect(tiers.body.meta).toEqual({ total: tiers.body.data.length, limit: tiers.body.data.length, offset: 0 });
+  });
+
   it('lists the tiers and the pricing with each package’s price per million tokens', async () => {
     // Act
     const tiers = await call(billing, 'GET', '/billing/tiers');

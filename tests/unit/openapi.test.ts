@@ -49,6 +49,13 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('answers every list as { data, meta }: no route sends a bare array as its data', () => {
+    const bare = allRoutes
+      .filter((route) => (route.response as { def?: { type?: string } } | undefined)?.def?.type === 'array')
+      .map((route) => `${route.method} ${route.path}`);
+    expect(bare).toEqual([]);
+  });
+
   it('shows each error status with an example of its own code', () => {
     const codeOf: Record<string, string> = {
       '400': 'VALIDATION_ERROR',
