@@ -1,5 +1,10 @@
 import { type CheckoutResult, SESSION_TTL_SECONDS } from '#lib/billing/billing-keys';
-import { getSubscriptionItem, putCheckoutSession } from '#lib/billing/billing-records';
+import {
+  customerLink,
+  getSubscriptionItem,
+  putCheckoutSession,
+  subscriptionUpdate,
+} from '#lib/billing/billing-records';
 import {
   findPackage,
   findTier,
@@ -11,10 +16,11 @@ import {
   tierPriceLine,
 } from '#lib/billing/catalogue';
 import { requireOrganization } from '#lib/billing/usage';
-import { NotFoundError, ValidationError } from '#lib/errors';
+import { transact } from '#lib/db/transactions';
+import { ValidationError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
 import { epochSeconds } from '#lib/identity/keys';
-import type { RequestContext } from '#lib/kernel/context';
+import type { Principal, RequestContext } from '#lib/kernel/context';
 import type { CheckoutItem, PriceLine } from '#lib/kernel/ports';
 
 /**
@@ -110,11 +116,31 @@ export async function startCheckout(
   return openCheckout(ctx, orgId, item);
 }
 
-/** POST /billing/portal: the provider's page where the customer manages payment methods and invoices. */
+/**
+ * The organization's first customer at the provider, made on demand (an organization that never paid
+ * opens the portal to add a payment method) and kept on its subscription record and customer link.
+ */
+async function newCustomer(ctx: RequestContext, principal: Principal): Promise<string> {
+  const now = ctx.ports.clock.now();
+  const { customerId } = await ctx.ports.payments.createCustomer({
+    orgId: principal.orgId,
+    name: principal.organization.name,
+  });
+  await transact([
+    subscriptionUpdate({ orgId: principal.orgId, now, fields: { customer_id: customerId } }),
+    customerLink({ customerId, orgId: principal.orgId, now }),
+  ]);
+  return customerId;
+}
+
+/**
+ * POST /billing/portal: the provider's page where the customer manages payment methods and invoices. An
+ * organization that has no customer at the provider yet gets one first.
+ */
 export async function openPortal(ctx: RequestContext): Promise<{ url: string }> {
-  const { orgId } = requireOrgRole(ctx, 'admin');
-  const customerId = (await getSubscriptionItem(orgId))?.customer_id;
-  if (!customerId) throw new NotFoundError('The organization has no billing account yet; subscribe first');
+  const principal = requireOrgRole(ctx, 'admin');
+  const { orgId } = principal;
+  const customerId = (await getSubscriptionItem(orgId))?.customer_id ?? (await newCustomer(ctx, principal));
   return ctx.ports.payments.createPortalSession({
     orgId,
     customerId,

@@ -63,9 +63,6 @@ export async function localCheckoutPage(sessionId: string): Promise<string> {
 
 const shortHash = (value: string) => createHash('sha256').update(value).digest('hex').slice(0, 16);
 
-/** The customer id local checkouts report: one per organization, like a Stripe customer. */
-export const localCustomerId = (orgId: string): string => `cus_local_${shortHash(orgId)}`;
-
 export async function confirmLocalCheckout(
   ctx: RequestContext,
   sessionId: string,
@@ -73,6 +70,8 @@ export async function confirmLocalCheckout(
   const session = await localSession(sessionId);
   const { label, amountCents } = describe(session);
   const now = ctx.ports.clock.now();
+  // The customer the local provider keeps for the organization, as Stripe's checkout reports its own.
+  const { customerId } = await ctx.ports.payments.createCustomer({ orgId: session.org_id, name: session.org_id });
   const event = {
     // One event per session: confirming twice is a redelivery, processed once.
     id: `evt_local_${session.id}`,
@@ -90,7 +89,7 @@ export async function confirmLocalCheckout(
         amount_total: amountCents,
         currency: 'usd',
         client_reference_id: session.org_id,
-        customer: localCustomerId(session.org_id),
+        customer: customerId,
         subscription: session.kind === 'tier' ? `sub_local_${shortHash(`${session.org_id}|${session.id}`)}` : null,
         metadata:
           session.kind === 'tier'

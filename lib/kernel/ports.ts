@@ -95,6 +95,11 @@ export interface PaymentsProvider {
   ): Promise<CheckoutSession>;
   createPortalSession(input: { orgId: string; customerId: string; returnUrl: string }): Promise<{ url: string }>;
   /**
+   * The organization's customer at the provider, made when it has none yet (`org_id` in its metadata).
+   * The provider deduplicates on the organization, so two calls answer the same customer.
+   */
+  createCustomer(input: { orgId: string; name: string }): Promise<{ customerId: string }>;
+  /**
    * An intent to pay for a token package (`package`, its slug, is written into the intent's metadata for
    * the payments webhook). The same `idempotencyKey` answers the same intent (the provider deduplicates).
    */

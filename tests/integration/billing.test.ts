@@ -331,6 +331,24 @@ describe('the payments webhook events', () => {
 });
 
 describe('checkout, portal and payment intents through the local provider', () => {
+  it('opens the portal for an organization that never subscribed, making its customer once', async () => {
+    // Prepare
+    const user = await newUser();
+
+    // Act
+    const first = await call(billing, 'POST', '/billing/portal', { token: user.token });
+    const second = await call(billing, 'POST', '/billing/portal', { token: user.token });
+    const subscription = await db.send(
+      new GetCommand({ TableName: TABLE, Key: { pk: tenantPk(user.orgId), sk: 'SUBSCRIPTION' } }),
+    );
+
+    // Assess
+    expect(first.status).toBe(200);
+    expect(first.body.data.url).toContain('/billing/subscription');
+    expect(second.status).toBe(200);
+    expect(subscription.Item?.customer_id).toMatch(/^cus_local_/);
+  });
+
   it('answers a checkout session that points at the local checkout page, and 400 for an unknown tier', async () => {
     // Prepare
     const user = await newUser();
@@ -373,7 +391,7 @@ describe('checkout, portal and payment intents through the local provider', () =
     expect(confirmed.body).toContain('Paid');
     expect(again.body).toContain('already confirmed');
     expect((await orgItem(user.orgId))?.tier).toBe('teams');
-    expect(noPortal.status).toBe(404);
+    expect(noPortal.status).toBe(200);
     const portal = await call(billing, 'POST', '/billing/portal', { token: user.token });
     expect(portal.status).toBe(200);
     expect(portal.body.data.url).toContain('/billing/subscription');

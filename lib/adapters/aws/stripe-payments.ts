@@ -63,6 +63,14 @@ export function stripePayments(stripe: Stripe): PaymentsProvider {
       return { id: session.id, url: session.url };
     },
 
+    async createCustomer(input) {
+      const customer = await stripe.customers.create(
+        { name: input.name, metadata: { org_id: input.orgId } },
+        { idempotencyKey: `customer:${input.orgId}` },
+      );
+      return { customerId: customer.id };
+    },
+
     async createPortalSession(input) {
       const session = await stripe.billingPortal.sessions.create({
         customer: input.customerId,

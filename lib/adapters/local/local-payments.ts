@@ -22,6 +22,11 @@ export function localPayments(options: { apiBaseUrl: string; clock: Clock }): Pa
       return { id, url: `${options.apiBaseUrl}/billing/local-checkout/${id}` };
     },
 
+    async createCustomer(input) {
+      // One per organization, like a Stripe customer made with the organization as idempotency key.
+      return { customerId: `cus_local_${digest(input.orgId, 16)}` };
+    },
+
     async createPortalSession(input) {
       // There is no local billing portal: the customer is sent straight back.
       return { url: input.returnUrl };

@@ -31,6 +31,7 @@ const canned: Record<string, object> = {
     object: 'billing_portal.session',
     url: 'https://billing.stripe.test/p/1',
   },
+  '/v1/customers': { id: 'cus_new', object: 'customer' },
   '/v1/payment_intents': {
     id: 'pi_1',
     object: 'payment_intent',
@@ -126,6 +127,18 @@ describe('the Stripe payments adapter', () => {
     expect(last().path).toBe('/v1/billing_portal/sessions');
     expect(last().form.get('customer')).toBe('cus_1');
     expect(last().form.get('return_url')).toBe('https://app.test/billing');
+  });
+
+  it('creates the organization’s customer once, keyed by the organization', async () => {
+    // Act
+    const customer = await adapter().createCustomer({ orgId: 'org1', name: 'Acme' });
+
+    // Assess
+    expect(customer).toEqual({ customerId: 'cus_new' });
+    expect(last().path).toBe('/v1/customers');
+    expect(last().headers['idempotency-key']).toBe('customer:org1');
+    expect(last().form.get('name')).toBe('Acme');
+    expect(last().form.get('metadata[org_id]')).toBe('org1');
   });
 
   it('creates a payment intent with the package price and sends the idempotency key', async () => {
