@@ -39,7 +39,8 @@ export function redact(value: unknown, depth = 0): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_DEPTH) return TOO_DEEP;
   if (Array.isArray(value)) return value.map((item) => redact(item, depth + 1));
-  const copy: Record<string, unknown> = {};
+  // No prototype: a key named __proto__ in a payload is kept as a key, not taken as the copy's prototype.
+  const copy: Record<string, unknown> = Object.create(null);
   for (const [key, inner] of Object.entries(value)) {
     copy[key] = isSensitiveKey(key) ? REDACTED : redact(inner, depth + 1);
   }

@@ -75,6 +75,15 @@ describe('redact', () => {
     expect(payload).toEqual(copy);
   });
 
+  it('keeps a key named __proto__ as a key, redacted inside, never as the copy’s prototype', () => {
+    const payload = JSON.parse('{"__proto__":{"password":"hunter2","note":"x"},"a":1}');
+    const copy = redact(payload) as Record<string, unknown>;
+    expect(JSON.parse(JSON.stringify(copy))).toEqual(
+      JSON.parse(`{"__proto__":{"password":"${REDACTED}","note":"x"},"a":1}`),
+    );
+    expect(Object.getPrototypeOf(copy)).not.toEqual({ password: REDACTED, note: 'x' });
+  });
+
   it('cuts payloads nested deeper than the table can store', () => {
     // Prepare
     let deep: unknown = 'bottom';
