@@ -3,27 +3,10 @@
  * middleware on the real client (DynamoDB Local), and the time per request over 200 requests.
  * Prints the figures; asserts nothing.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynamoLocal } from '#infra/local/dynamodb-local';
-import { ensureTable } from '#infra/local/table';
 
-process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-// 400 requests a run from one organization: measure them on enterprise limits, not a free-tier 429.
-process.env.RATE_LIMIT_TIER = 'enterprise';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'aos-bench-auth-'));
-const dynamo = await startDynamoLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = 'bench-auth';
-const admin = new DynamoDBClient({
-  region: 'us-east-1',
-  endpoint: dynamo.endpoint,
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-});
-await ensureTable(admin, 'bench-auth');
+import { benchTable } from '#bench/support/local-table';
+
+const dynamo = await benchTable('bench-auth');
 
 const { dynamo: client } = await import('#lib/db/client');
 const counts = new Map<string, number>();

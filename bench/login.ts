@@ -5,27 +5,10 @@
  *
  * `npm run bench -- login`
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynamoLocal } from '#infra/local/dynamodb-local';
-import { ensureTable } from '#infra/local/table';
 
-process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-process.env.RATE_LIMIT_TIER = 'enterprise';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'aos-bench-login-'));
-const dynamo = await startDynamoLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = 'bench-login';
-const admin = new DynamoDBClient({
-  region: 'us-east-1',
-  endpoint: dynamo.endpoint,
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-});
-await ensureTable(admin, 'bench-login');
-admin.destroy();
+import { benchTable } from '#bench/support/local-table';
+
+const dynamo = await benchTable('bench-login');
 
 const { call, newUser } = await import('#tests/support/identity');
 const { handler: auth } = await import('#functions/http/auth');

@@ -8,26 +8,10 @@
  * Tasks are seeded through the domain's createTask (the HTTP route would stop at 30 creations a
  * minute), with titles and descriptions drawn from a fixed vocabulary so that every run is the same.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynamoLocal } from '#infra/local/dynamodb-local';
-import { ensureTable } from '#infra/local/table';
 
-process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-process.env.RATE_LIMIT_TIER = 'enterprise';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'aos-bench-search-'));
-const dynamo = await startDynamoLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = 'bench-search';
-const admin = new DynamoDBClient({
-  region: 'us-east-1',
-  endpoint: dynamo.endpoint,
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-});
-await ensureTable(admin, 'bench-search');
+import { benchTable } from '#bench/support/local-table';
+
+const dynamo = await benchTable('bench-search');
 
 const { dynamo: client, TABLE } = await import('#lib/db/client');
 const calls = new Map<string, number>();

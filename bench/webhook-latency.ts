@@ -4,26 +4,10 @@
  * in-process queue hands an SQS event to the delivery function, which posts. DynamoDB Local; 20 runs
  * after 3 warm-ups. Prints the figures; asserts nothing.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { startDynamoLocal } from '#infra/local/dynamodb-local';
-import { ensureTable } from '#infra/local/table';
 
-process.env.POWERTOOLS_LOG_LEVEL = 'SILENT';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-process.env.DATA_DIR = mkdtempSync(join(tmpdir(), 'aos-bench-webhooks-'));
-const dynamo = await startDynamoLocal();
-process.env.DYNAMODB_ENDPOINT = dynamo.endpoint;
-process.env.TABLE_NAME = 'bench-webhooks';
-const admin = new DynamoDBClient({
-  region: 'us-east-1',
-  endpoint: dynamo.endpoint,
-  credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-});
-await ensureTable(admin, 'bench-webhooks');
-admin.destroy();
+import { benchTable } from '#bench/support/local-table';
+
+const dynamo = await benchTable('bench-webhooks');
 
 const { call, newUser } = await import('#tests/support/identity');
 const { startReceiver } = await import('#tests/support/webhook-receiver');
