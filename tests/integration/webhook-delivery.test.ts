@@ -437,6 +437,33 @@ describe('where private targets are not allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS=f
       },
     ]);
   });
+
+  it('refuses localhost written with a trailing dot by its name, without resolving it', async () => {
+    // Prepare: registered where private targets are allowed, as a URL stored before the rule would be.
+    const lookups: string[] = [];
+    const { options } = await tenantWithWebhook('https://localhost./hooks');
+    const deployed = deliveryQueue({
+      allowPrivateTargets: false,
+      retryDelaysSeconds: [],
+      timeoutMs: 300,
+      lookup: async (host) => {
+        lookups.push(host);
+        return [{ address: '203.0.113.7', family: 4 }];
+      },
+    });
+    testQueue.use(deployed);
+
+    // Act
+    const queued = await sendTest(options);
+    await deployed.drain();
+
+    // Assess
+    expect(lookups).toEqual([]);
+    const logged = await getDelivery(options, queued.body.data.id);
+    expect(logged.body.data.attempts).toEqual([
+      expect.objectContaining({ status_code: null, error: 'Refused: the URL must not point to localhost' }),
+    ]);
+  });
 });
 
 describe('the delivery function', () => {
