@@ -126,7 +126,11 @@ export const updateTenantConfig = defineRoute({
     `${ADMINS} \`webhooks\` maps events (${EVENTS}) to a URL, or to null to remove it; events not named keep ` +
     'their URL. Unknown event keys and invalid URLs are a 400 naming each one, and nothing is changed. Answers ' +
     'the whole configuration, secret included (created if there was none). Events published before a change are ' +
-    'still delivered to the URL they were published for.',
+    'still delivered to the URL they were published for. Unless the deployment allows private targets, a host that ' +
+    'is `localhost` or a name under it (in any case, with or without a trailing dot) or a non-public IP address in ' +
+    'any spelling (decimal, hex, octal, short, IPv4-mapped IPv6) is refused here; any other name is resolved once ' +
+    'before each delivery, which is refused if any address is not public and otherwise connects to the address ' +
+    'checked.',
   body: z.object({
     webhooks: z.strictObject(
       Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, webhookUrl.nullable().optional()])) as Record<

@@ -270,6 +270,61 @@ describe('PATCH /tenant-config', () => {
       expectValidationError(response, 'body.webhooks.task_completed', message);
     });
 
+    it.each([
+      'https://localhost/hook',
+      'https://localhost./hook',
+      'https://localhost../hook',
+      'https://LOCALHOST/hook',
+      'https://LocalHost./hook',
+      'https://foo.localhost/hook',
+      'https://foo.localhost./hook',
+    ])('answers 400 for %s, refused by its name', async (url) => {
+      // Prepare
+      const owner = await newUser('owner');
+
+      // Act
+      const response = await patch({ token: owner.token }, { task_completed: url }, deployed);
+
+      // Assess
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ path: 'body.webhooks.task_completed', message: 'must not point to localhost' }],
+      });
+    });
+
+    // The URL parser already reads every IPv4 spelling (decimal, hex, octal, short forms) as a dotted quad
+    // and writes IPv6 in its shortest form; these pin that each spelling is judged as the address it is.
+    it.each([
+      ['https://2130706433/hook', 'loopback'],
+      ['https://0x7f000001/hook', 'loopback'],
+      ['https://0x7f.0.0.1/hook', 'loopback'],
+      ['https://0177.0.0.1/hook', 'loopback'],
+      ['https://017700000001/hook', 'loopback'],
+      ['https://127.1/hook', 'loopback'],
+      ['https://127.0.1/hook', 'loopback'],
+      ['https://127.0.0.1./hook', 'loopback'],
+      ['https://[::ffff:127.0.0.1]/hook', 'loopback'],
+      ['https://[::ffff:7f00:1]/hook', 'loopback'],
+      ['https://[0:0:0:0:0:ffff:127.0.0.1]/hook', 'loopback'],
+      ['https://[::127.0.0.1]/hook', 'loopback'],
+      ['https://0xa.1/hook', 'private'],
+      ['https://0251.0376.0251.0376/latest', 'link-local'],
+    ])('answers 400 for %s, a %s address', async (url, range) => {
+      // Prepare
+      const owner = await newUser('owner');
+
+      // Act
+      const response = await patch({ token: owner.token }, { task_completed: url }, deployed);
+
+      // Assess
+      expect(response.status).toBe(400);
+      expect(response.body.error).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [{ path: 'body.webhooks.task_completed', message: `must not point to a ${range} address` }],
+      });
+    });
+
     it('accepts a public https URL', async () => {
       // Prepare
       const owner = await newUser('owner');

@@ -1,5 +1,5 @@
 import type { SQSEvent } from 'aws-lambda';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
@@ -7,11 +7,19 @@ import { fixedClock } from '#lib/kernel/clock';
 import type { MessageQueue } from '#lib/kernel/ports';
 import type { DeliveryPolicy } from '#lib/webhooks/outbound/delivery-attempts';
 import { enqueueDelivery, publishEvent, requeueUnqueued } from '#lib/webhooks/outbound/events';
+import type { HostLookup } from '#lib/webhooks/outbound/targets';
 import { contextWith } from '#tests/support/context';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
-import { type Answer, type Receiver, startReceiver, verifyStandardWebhook } from '#tests/support/webhook-receiver';
+import {
+  type Answer,
+  type ReceivedWebhook,
+  type Receiver,
+  startConnectionCounter,
+  startReceiver,
+  verifyStandardWebhook,
+} from '#tests/support/webhook-receiver';
 
 const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 
@@ -238,6 +246,33 @@ describe('outbound webhook delivery', () => {
     expect(tasks.received).toHaveLength(0);
     expect(JSON.parse(errors.received[0]?.body ?? '{}').data.event).toBe('agent_error');
   });
+
+  it('sends to the address the one lookup answered, with the name in the Host header', async () => {
+    // Prepare: a name no resolver knows, so that only the policy's lookup can bring the request to the receiver.
+    const hook = await receiver(() => 200);
+    const lookups: string[] = [];
+    const url = hook.url.replace('127.0.0.1', 'receiver.example.test');
+    const { options } = await tenantWithWebhook(url);
+    const local = deliveryQueue({
+      allowPrivateTargets: true,
+      lookup: async (host) => {
+        lookups.push(host);
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    testQueue.use(local);
+
+    // Act
+    const queued = await sendTest(options);
+    await local.drain();
+
+    // Assess
+    expect(lookups).toEqual(['receiver.example.test']);
+    expect(hook.received).toHaveLength(1);
+    expect(header(hook.received[0] as ReceivedWebhook, 'host')).toBe(new URL(url).host);
+    const logged = await getDelivery(options, queued.body.data.id);
+    expect(logged.body.data).toMatchObject({ status: 'succeeded', attempts: [{ status_code: 200, error: null }] });
+  });
 });
 
 describe('publishEvent', () => {
@@ -435,6 +470,100 @@ describe('where private targets are not allowed (ALLOW_PRIVATE_WEBHOOK_TARGETS=f
         duration_ms: expect.any(Number),
         error: `Refused: hooks.example.test resolves to ${reason}`,
       },
+    ]);
+  });
+
+  it('refuses localhost written with a trailing dot by its name, without resolving it', async () => {
+    // Prepare: registered where private targets are allowed, as a URL stored before the rule would be.
+    const lookups: string[] = [];
+    const { options } = await tenantWithWebhook('https://localhost./hooks');
+    const deployed = deliveryQueue({
+      allowPrivateTargets: false,
+      retryDelaysSeconds: [],
+      timeoutMs: 300,
+      lookup: async (host) => {
+        lookups.push(host);
+        return [{ address: '203.0.113.7', family: 4 }];
+      },
+    });
+    testQueue.use(deployed);
+
+    // Act
+    const queued = await sendTest(options);
+    await deployed.drain();
+
+    // Assess
+    expect(lookups).toEqual([]);
+    const logged = await getDelivery(options, queued.body.data.id);
+    expect(logged.body.data.attempts).toEqual([
+      expect.objectContaining({ status_code: null, error: 'Refused: the URL must not point to localhost' }),
+    ]);
+  });
+
+  /** A name on the loopback listener's port, and a lookup that records every call and answers `answer(call)`. */
+  async function resolvingTarget(answer: (call: number) => Awaited<ReturnType<HostLookup>>) {
+    const loopback = await startConnectionCounter();
+    onTestFinished(() => loopback.close());
+    const lookups: string[] = [];
+    const lookup: HostLookup = async (host) => answer(lookups.push(host));
+    return { loopback, lookups, lookup, url: `https://rebind.example.test:${loopback.port}/hooks` };
+  }
+
+  it('resolves the name once and connects to the address it checked, whatever a second answer would be', async () => {
+    // Prepare: a public address (a documentation network, which never answers) first, loopback afterwards.
+    const target = await resolvingTarget((call) => [
+      call === 1 ? { address: '203.0.113.7', family: 4 } : { address: '127.0.0.1', family: 4 },
+    ]);
+    const { options } = await tenantWithWebhook(target.url);
+    const deployed = deliveryQueue({
+      allowPrivateTargets: false,
+      retryDelaysSeconds: [],
+      timeoutMs: 300,
+      lookup: target.lookup,
+    });
+    testQueue.use(deployed);
+
+    // Act
+    const queued = await sendTest(options);
+    await deployed.drain();
+
+    // Assess
+    expect(target.lookups).toEqual(['rebind.example.test']);
+    expect(target.loopback.connections).toBe(0);
+    const logged = await getDelivery(options, queued.body.data.id);
+    expect(logged.body.data.attempts).toEqual([
+      expect.objectContaining({ status_code: null, error: expect.not.stringMatching(/^Refused/) }),
+    ]);
+  });
+
+  it('refuses without connecting when one of the addresses a name resolves to is private', async () => {
+    // Prepare
+    const target = await resolvingTarget(() => [
+      { address: '203.0.113.7', family: 4 },
+      { address: '127.0.0.1', family: 4 },
+    ]);
+    const { options } = await tenantWithWebhook(target.url);
+    const deployed = deliveryQueue({
+      allowPrivateTargets: false,
+      retryDelaysSeconds: [],
+      timeoutMs: 300,
+      lookup: target.lookup,
+    });
+    testQueue.use(deployed);
+
+    // Act
+    const queued = await sendTest(options);
+    await deployed.drain();
+
+    // Assess
+    expect(target.lookups).toEqual(['rebind.example.test']);
+    expect(target.loopback.connections).toBe(0);
+    const logged = await getDelivery(options, queued.body.data.id);
+    expect(logged.body.data.attempts).toEqual([
+      expect.objectContaining({
+        status_code: null,
+        error: 'Refused: rebind.example.test resolves to a loopback address (127.0.0.1)',
+      }),
     ]);
   });
 });

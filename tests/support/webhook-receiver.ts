@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 
 /**
  * A real HTTP receiver of outbound webhooks on 127.0.0.1, and the Standard Webhooks verification a
@@ -62,6 +62,33 @@ export async function startReceiver(answer: Answer = () => 204): Promise<Receive
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+export interface ConnectionCounter {
+  port: number;
+  /** Connections opened so far, whatever was sent on them (a TLS handshake counts as much as HTTP). */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A TCP listener on 127.0.0.1 that only counts connections: a target on loopback that an https
+ * webhook must never reach, so that a test can tell whether anything tried.
+ */
+export async function startConnectionCounter(): Promise<ConnectionCounter> {
+  let connections = 0;
+  const server = createTcpServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    get connections() {
+      return connections;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 

@@ -105,6 +105,14 @@ export function refusedRange(address: string): string | undefined {
 /** A URL's host without the brackets of an IPv6 literal. */
 export const hostOf = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
+/**
+ * The host the rules judge. The URL parser has already lower-cased it, read every IPv4 spelling (decimal,
+ * hex, octal, short forms, a trailing dot) as the dotted quad it is, and written IPv6 in its shortest
+ * form (IPv4-mapped and -compatible addresses are judged by the IPv4 address they carry). It keeps the
+ * trailing dots of a name, though, and to a resolver `localhost.` is localhost.
+ */
+const normalizedHost = (url: URL): string => hostOf(url).replace(/\.+$/, '');
+
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
 /**
@@ -128,7 +136,7 @@ export function webhookUrlProblem(raw: string, options: { allowPrivateTargets: b
   }
   if (url.username || url.password) return 'must not contain credentials (user:password@)';
   if (options.allowPrivateTargets) return undefined;
-  const host = hostOf(url);
+  const host = normalizedHost(url);
   if (isIP(host)) {
     const refused = refusedRange(host);
     if (refused) return `must not point to a ${refused} address`;
@@ -164,6 +172,8 @@ export async function vetTarget(
   if (problem) throw new TargetRefusedError(`Refused: the URL ${problem}`);
   const host = hostOf(url);
   const literal = isIP(host);
+  // The name as written: its trailing dot makes it absolute, where without it a resolver's search list
+  // could append a domain. Whatever it resolves to is judged below.
   const addresses = literal ? [{ address: host, family: literal }] : await options.lookup(host);
   if (addresses.length === 0) throw new Error(`DNS lookup of ${host} returned no address`);
   if (!options.allowPrivateTargets) {
