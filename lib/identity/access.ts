@@ -33,3 +33,14 @@ export function requireOrgRole(ctx: RequestContext, minimum: OrgRole): Principal
   }
   return principal;
 }
+
+/** Whether the caller holds at least `minimum` in the active organization, by the same rule. */
+export function hasOrgRole(ctx: RequestContext, minimum: OrgRole): boolean {
+  try {
+    requireOrgRole(ctx, minimum);
+    return true;
+  } catch (error) {
+    if (error instanceof ForbiddenError) return false;
+    throw error;
+  }
+}

@@ -1,5 +1,5 @@
 import { ForbiddenError, NotFoundError } from '#lib/errors';
-import { requireOrgRole } from '#lib/identity/access';
+import { hasOrgRole } from '#lib/identity/access';
 import { getTeamItem, getTeamMember, type TeamItem } from '#lib/identity/team-records';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 
@@ -16,17 +16,6 @@ export async function getLiveTeam(orgId: string, teamId: number): Promise<TeamIt
   return team;
 }
 
-/** Whether the caller is an admin (or owner) of the active organization, by the one rule in access.ts. */
-function isOrgAdmin(ctx: RequestContext): boolean {
-  try {
-    requireOrgRole(ctx, 'admin');
-    return true;
-  } catch (error) {
-    if (error instanceof ForbiddenError) return false;
-    throw error;
-  }
-}
-
 /**
  * Changing a team (its fields, members, invites) is for the team's owners and admins and for admins of
  * the organization. Handing out the owner role is kept to team owners and organization admins, so that
@@ -38,7 +27,7 @@ export async function requireTeamManager(
   team: TeamItem,
   grantsOwner = false,
 ): Promise<void> {
-  if (isOrgAdmin(ctx)) return;
+  if (hasOrgRole(ctx, 'admin')) return;
   const own =
     principal.userId === undefined ? undefined : await getTeamMember(principal.orgId, team.id, principal.userId);
   if (grantsOwner && own?.role !== 'owner') {

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordActivity } from '#lib/activity/activity-log';
 import { actorOf, readCredentialValue, saveCredential } from '#lib/credentials/store';
-import { type ErrorDetail, ForbiddenError, ServiceUnavailableError, ValidationError } from '#lib/errors';
-import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
+import { type ErrorDetail, ServiceUnavailableError, ValidationError } from '#lib/errors';
+import { hasOrgRole, requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
 import { generateSigningSecret } from '#lib/webhooks/outbound/signing';
@@ -32,16 +32,6 @@ export type { TenantConfig, WebhookTargets } from '#lib/webhooks/outbound/tenant
 /** The registered URL of every event (null where none is), for publishing. */
 export async function readWebhookTargets(orgId: string): Promise<WebhookTargets> {
   return targetsOf(await getTenantConfigItem(orgId));
-}
-
-function isOrgAdmin(ctx: RequestContext): boolean {
-  try {
-    requireOrgRole(ctx, 'admin');
-    return true;
-  } catch (error) {
-    if (error instanceof ForbiddenError) return false;
-    throw error;
-  }
 }
 
 const actorType = (principal: Principal) => (principal.method === 'api_key' ? 'api_key' : 'user');
@@ -86,7 +76,7 @@ export async function ensureSigningSecret(ctx: RequestContext, orgId: string, ac
 export async function getTenantConfig(ctx: RequestContext): Promise<TenantConfig> {
   const principal = requirePrincipal(ctx);
   const item = await getTenantConfigItem(principal.orgId);
-  if (!isOrgAdmin(ctx)) return toTenantConfig(item, null);
+  if (!hasOrgRole(ctx, 'admin')) return toTenantConfig(item, null);
   const secret = await ensureSigningSecret(ctx, principal.orgId, actorOf(principal));
   // As with GET /credentials/{key}: a disclosed secret leaves a trace of who saw it.
   await recordActivity(
