@@ -5,14 +5,6 @@
  * probes), and raw bodies outside the envelope.
  */
 
-/** A page of a list as the domain returns it; the group handler turns it into `{ data, meta }`. */
-export interface Page<T = unknown> {
-  items: T[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
 /** `data` with extra `meta` (a deletion's `meta` keeps `deleted: true` unless this says otherwise). */
 export class WithMeta {
   constructor(

@@ -4,22 +4,16 @@ import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import { queueJob } from '#lib/jobs/jobs';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import type { NewProduct } from '#lib/products/product-create';
 import { type Product, type ProductItem, toProduct } from '#lib/products/product-keys';
 import { productNotFound } from '#lib/products/product-queries';
 import { getProductBySlug, productUpdate } from '#lib/products/product-records';
-import { type ProductStatusInput, toProductStatus } from '#lib/products/product-status';
+import { toProductStatus } from '#lib/products/product-status';
 
 /** Changing a product: PATCH /products/{slug}, and the brand-assets job a new colour asks for. */
 
-export interface ProductChanges {
-  name?: string | undefined;
-  tagline?: string | null | undefined;
-  description?: string | null | undefined;
-  status?: ProductStatusInput | undefined;
-  domain?: string | null | undefined;
-  brand_color?: string | null | undefined;
-  accent_color?: string | null | undefined;
-}
+/** Every field a product is created with may change, except its slug. */
+export type ProductChanges = Partial<Omit<NewProduct, 'slug'>>;
 
 /** What a PATCH asked for beyond the change itself: the jobs queued with it. */
 export interface FollowUp {

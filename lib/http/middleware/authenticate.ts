@@ -3,18 +3,11 @@ import { requiredPermission } from '#lib/http/route';
 import type { HttpEvent, HttpMiddleware, HttpRequest } from '#lib/http/types';
 import { API_KEY_PREFIX } from '#lib/identity/api-key-format';
 import { assertAllowed } from '#lib/identity/authenticator';
-import type { Authenticator, Credential, Principal, RequestContext } from '#lib/kernel/context';
+import type { Authenticator, Credential, RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 
 export const SESSION_COOKIE = 'service_jwt';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-/** The authenticator a group uses when none is wired: no credential is accepted. */
-export const rejectAllCredentials: Authenticator = {
-  authenticate: async () => {
-    throw new UnauthorizedError();
-  },
-};
 
 /**
  * Resolves the caller of a `bearer` route. This layer reads the request: an `Authorization: Bearer`
@@ -60,7 +53,7 @@ export const authenticate = (
 };
 
 /** The credential a request presents; 401 when it presents none or a malformed one. */
-export function credentialOf(event: HttpEvent): Credential {
+function credentialOf(event: HttpEvent): Credential {
   const organizationId = event.headers['x-organization-id'];
   const scope = organizationId !== undefined ? { organizationId } : {};
   const header = event.headers.authorization;
@@ -83,12 +76,10 @@ function requireSameSite(event: HttpEvent, allowedOrigins: Set<string>): void {
   throw new ForbiddenError('Cookie-authenticated changes need an allowed Origin or an X-Requested-With header');
 }
 
-export function readCookie(cookies: string[], name: string): string | undefined {
+function readCookie(cookies: string[], name: string): string | undefined {
   for (const cookie of cookies) {
     const index = cookie.indexOf('=');
     if (index > 0 && cookie.slice(0, index).trim() === name) return cookie.slice(index + 1).trim();
   }
   return undefined;
 }
-
-export type { Principal };
