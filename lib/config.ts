@@ -48,6 +48,12 @@ const configSchema = z
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
     WEBHOOK_QUEUE_URL: z.url().optional(),
     ALLOW_PRIVATE_WEBHOOK_TARGETS: booleanFlag.optional(),
+    AGENT_RUNNER: z.enum(['local', 'provider']).optional(),
+    AGENT_RUN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(120_000),
+    BEDROCK_MODEL_ID: z.string().min(1).optional(),
+    SCHEDULE_GROUP: z.string().min(1).max(64).default('agent-ops'),
+    AGENT_TICK_ARN: z.string().min(1).optional(),
+    SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -80,6 +86,19 @@ const configSchema = z
     // Local mode delivers to receivers on this machine (127.0.0.1, private networks); a deployment must
     // opt in, since a tenant-chosen URL could otherwise reach the VPC or the metadata endpoint.
     allowPrivateWebhookTargets: env.ALLOW_PRIVATE_WEBHOOK_TARGETS ?? env.APP_MODE === 'local',
+    /**
+     * Who runs agents: the deterministic local runner (no network; the default locally) or a model
+     * provider (the organization's LLM integration, else Bedrock in aws mode; the default there).
+     */
+    agentRunner: env.AGENT_RUNNER ?? (env.APP_MODE === 'aws' ? 'provider' : 'local'),
+    /** How long one model call may take before it is abandoned (and retried once more at most). */
+    agentRunTimeoutMs: env.AGENT_RUN_TIMEOUT_MS,
+    /** The Bedrock model of organizations without an LLM integration (aws mode, IAM; no key). */
+    bedrockModelId: env.BEDROCK_MODEL_ID,
+    /** EventBridge Scheduler: the group agent schedules live in, their target and the role it assumes. */
+    scheduleGroup: env.SCHEDULE_GROUP,
+    agentTickArn: env.AGENT_TICK_ARN,
+    schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
   }));
 
 export type Config = z.output<typeof configSchema>;

@@ -150,3 +150,18 @@ export class ServiceUnavailableError extends AppError {
     this.name = 'ServiceUnavailableError';
   }
 }
+
+/**
+ * An agent run that failed (AgentRunner port): the provider refused, timed out or answered something
+ * unusable. The message says why without secrets; `retryable` is true when the same run may succeed
+ * later (a 429, a 5xx, a timeout). Never an HTTP answer: the agent tick records it on the task.
+ */
+export class AgentRunError extends Error {
+  readonly retryable: boolean;
+
+  constructor(message: string, options: { retryable: boolean; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgentRunError';
+    this.retryable = options.retryable;
+  }
+}

@@ -120,6 +120,96 @@ export interface Secrets {
   readonly paymentsWebhookSecret: string;
 }
 
+/** What a schedule starts: each name maps to one function (EventBridge target, or the local driver's). */
+export type ScheduleTarget = 'agent-tick';
+
+/** A recurring schedule as the domain asks for it. */
+export interface ScheduleSpec {
+  /** Unique in the instance, at most 64 characters of `[0-9A-Za-z._-]` (e.g. `agent-<org>-<agent id>`). */
+  name: string;
+  target: ScheduleTarget;
+  /** The event the target receives on every run; JSON-serializable. */
+  payload: Record<string, unknown>;
+  /** Seconds between runs, as asked for. */
+  intervalSec: number;
+  enabled: boolean;
+}
+
+/** A schedule as the scheduler runs it. */
+export interface ScheduleState {
+  /** `rate(5 minutes)` (EventBridge), `rate(5 seconds)` (local). */
+  expression: string;
+  enabled: boolean;
+  /** Seconds between runs as the scheduler runs them (EventBridge rounds up to whole minutes). */
+  intervalSec: number;
+  /** Set when the schedule differs from what was asked for, saying how. */
+  note?: string;
+}
+
+/**
+ * Recurring schedules (EventBridge Scheduler in aws mode; the table and timers locally). Every call is
+ * idempotent: `put` creates or replaces, `setEnabled` and `remove` of an unknown schedule do nothing.
+ */
+export interface Scheduler {
+  readonly kind: 'eventbridge' | 'local';
+  put(spec: ScheduleSpec): Promise<ScheduleState>;
+  setEnabled(name: string, enabled: boolean): Promise<void>;
+  remove(name: string): Promise<void>;
+}
+
+/** Who runs: the parts of an agent a run's prompt is built from. */
+export interface AgentProfile {
+  name: string;
+  model: string | null;
+  identity: string;
+  soul_content: string;
+  core_rules: string;
+  tools: string[];
+}
+
+/** Where a provider runner connects: the organization's LLM integration, read by the domain. */
+export interface RunnerConnection {
+  baseUrl: string;
+  apiKey: string;
+  model?: string;
+}
+
+export interface AgentRunRequest {
+  orgId: string;
+  agent: AgentProfile;
+  /** The work to do, in words: a task's title and description, or a pipeline stage's instructions. */
+  instructions: string;
+  /** Structured input (the task record, a stage's variables); JSON-serializable. */
+  input: Record<string, unknown>;
+  /** Upper bound on the tokens the answer may use. */
+  maxTokens?: number;
+  connection?: RunnerConnection;
+}
+
+export interface TokenUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export interface AgentRunResult {
+  /** The run's answer as an object (`{ summary, ... }`). */
+  output: Record<string, unknown>;
+  usage: TokenUsage;
+  /** The model that answered. */
+  model: string;
+}
+
+/**
+ * Runs an agent once on some work: a model provider (OpenAI-compatible endpoints, Bedrock) or the
+ * deterministic local runner. A failed run throws `AgentRunError` (lib/errors) saying why, without
+ * secrets; `retryable` tells whether the same request may succeed later.
+ */
+export interface AgentRunner {
+  readonly kind: 'local' | 'provider';
+  run(request: AgentRunRequest): Promise<AgentRunResult>;
+}
+
 /** Every port a domain function may use. A function's entry point wires only those its routes need. */
 export interface Ports {
   clock: Clock;
@@ -128,4 +218,6 @@ export interface Ports {
   queue: MessageQueue;
   payments: PaymentsProvider;
   secrets: Secrets;
+  scheduler: Scheduler;
+  runner: AgentRunner;
 }
