@@ -105,3 +105,7 @@ export const agentVersionIs = 'version = :version';
 export const leaseFree = 'attribute_not_exists(pk) OR expires_at < :now';
 /** The lease is still `:holder`'s. */
 export const leaseHeldBy = 'holder = :holder';
+
+/** Agent names: lowercase letters, digits and hyphens, starting with a letter, at most 40 characters. */
+export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
+export const AGENT_NAME_MAX = 40;

@@ -1,6 +1,9 @@
 import { itemIsNew } from '#lib/db/conditions';
 import { pad, type TableKey, tenantPk } from '#lib/db/keys';
+import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
+import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
 
 /**
  * The organization's changelog: what got done, by whom, in which product. Entries are written in the
@@ -33,4 +36,29 @@ export function changelogWrite(orgId: string, entry: ChangelogEntry, now: Date):
       ConditionExpression: itemIsNew,
     },
   };
+}
+
+export type ChangelogRecord = ChangelogEntry & { id: string; created_at: string };
+
+/** GET /changelog: the organization's entries, newest first, kept by agent and task when asked. */
+export async function listChangelog(
+  ctx: RequestContext,
+  filter: { agent?: string; task_id?: number },
+  page: PageRequest,
+): Promise<Page<ChangelogRecord> & PageRequest> {
+  const orgId = requirePrincipal(ctx).orgId;
+  const agent = filter.agent?.toLowerCase();
+  const result = await queryPage<ChangelogRecord & TableKey>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': changelogKeys.prefix },
+      ScanIndexForward: false,
+    },
+    page,
+    (item) =>
+      (agent === undefined || (item.agent ?? '').toLowerCase() === agent) &&
+      (filter.task_id === undefined || item.task_id === filter.task_id),
+  );
+  const items = result.items.map(({ pk: _pk, sk: _sk, ...entry }) => entry);
+  return { items, total: result.total, ...page };
 }

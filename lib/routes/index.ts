@@ -1,7 +1,9 @@
 import type { RouteDef } from '#lib/http/route';
+import * as agentRuns from '#lib/routes/agent-runs';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
+import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
@@ -42,4 +44,6 @@ export const allRoutes: RouteDef[] = [
   billing,
   tasks,
   products,
+  agentRuns,
+  changelog,
 ].flatMap((module) => routesOf(module));

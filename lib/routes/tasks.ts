@@ -70,6 +70,23 @@ export const TaskRef = z
   .object({ id: z.number().int(), title: z.string(), status: z.enum(TASK_STATUSES) })
   .meta({ id: 'TaskRef' });
 
+export const TaskRun = z
+  .object({
+    agent: z.string().meta({ description: 'The agent that ran the task' }),
+    status: z.enum(['succeeded', 'failed']),
+    attempt: z.number().int().meta({ description: 'Runs of this task so far, this one included' }),
+    output: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The run’s answer; null when it failed' }),
+    usage: z
+      .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() })
+      .nullable()
+      .meta({ description: 'Tokens the run used (consumed from the balance); null when it failed' }),
+    model: z.string().nullable(),
+    error: z.string().nullable().meta({ description: 'Why the run failed' }),
+    started_at: z.string(),
+    finished_at: z.string(),
+  })
+  .meta({ id: 'TaskRun' });
+
 export const TaskRecord = z
   .object({
     id: z.number().int().meta({ description: 'Integer id, unique within the organization' }),
@@ -89,6 +106,7 @@ export const TaskRecord = z
     max_duration_seconds: z.number().int().nullable(),
     depends_on: z.array(z.number().int()).meta({ description: 'Ids of the tasks this one depends on' }),
     completed_at: z.string().nullable().meta({ description: 'When the task last reached done' }),
+    last_run: TaskRun.nullable().meta({ description: 'The last agent run on this task, null when none ran it' }),
     created_at: z.string(),
     updated_at: z.string(),
   })

@@ -70,6 +70,20 @@ export interface TaskFields {
   depends_on: number[];
 }
 
+/** An agent's run of a task (lib/agents/agent-tick.ts), as the task keeps the last one. */
+export interface TaskRun {
+  agent: string;
+  status: 'succeeded' | 'failed';
+  /** Runs of this task so far, this one included. */
+  attempt: number;
+  output: Record<string, unknown> | null;
+  usage: { input_tokens: number; output_tokens: number; total_tokens: number } | null;
+  model: string | null;
+  error: string | null;
+  started_at: string;
+  finished_at: string;
+}
+
 export interface TaskItem extends TaskFields {
   pk: string;
   sk: string;
@@ -81,6 +95,7 @@ export interface TaskItem extends TaskFields {
   /** Raised by every write; each write is conditional on the one it read. */
   version: number;
   completed_at: string | null;
+  last_run?: TaskRun | null;
   created_at: string;
   updated_at: string;
   created_by: string;
@@ -99,8 +114,8 @@ export function taskIndexes(orgId: string, id: number, fields: TaskFields) {
 /** A task as both APIs show it: the item without keys, version and author, its product named by slug. */
 export type Task = Omit<
   TaskItem,
-  'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'created_by' | 'product_slug'
-> & { product: string | null };
+  'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'created_by' | 'product_slug' | 'last_run'
+> & { product: string | null; last_run: TaskRun | null };
 
 export const toTask = (item: TaskItem): Task => ({
   id: item.id,
@@ -120,6 +135,7 @@ export const toTask = (item: TaskItem): Task => ({
   max_duration_seconds: item.max_duration_seconds ?? null,
   depends_on: [...(item.depends_on ?? [])].sort((a, b) => a - b),
   completed_at: item.completed_at ?? null,
+  last_run: item.last_run ?? null,
   created_at: item.created_at,
   updated_at: item.updated_at,
 });

@@ -1,8 +1,8 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { type ActivityEntry, activityActor, activityWrite } from '#lib/activity/activity-log';
 import { type TransactItem, transact } from '#lib/db/transactions';
-import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
+import { ConditionFailedError, ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
-import type { Principal, RequestContext } from '#lib/kernel/context';
+import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
@@ -17,9 +17,9 @@ import {
   writeConflicts,
 } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
-import { type Task, type TaskFields, type TaskItem, taskIndexes, toTask } from '#lib/tasks/task-keys';
+import { type Task, type TaskFields, type TaskItem, type TaskRun, taskIndexes, toTask } from '#lib/tasks/task-keys';
 import { getTaskItem, taskReplace, titleClaim, titleRelease } from '#lib/tasks/task-records';
-import { canMove, toTaskStatus } from '#lib/tasks/task-status';
+import { canMove, type TaskStatus, toTaskStatus } from '#lib/tasks/task-status';
 
 /**
  * Changing a task, for both APIs: fields, state (along the transition table) and product. Each update
@@ -31,6 +31,20 @@ export interface UpdateOptions {
   /** DELETE /v1/public/tasks/{id} cancels from any state, past the transition table. */
   anyTransition?: boolean;
   action?: string;
+  /** Refuse (reason `status-changed`) unless the task is in this state when read: a claim. */
+  expectStatus?: TaskStatus;
+  /** An agent run to record as the task's `last_run`. */
+  lastRun?: TaskRun;
+  /** More writes for the update's own transaction (the token debit of an agent run). */
+  alsoWrite?: TransactItem[];
+  /** Metadata for the activity entry beyond what changed. */
+  activityMetadata?: Record<string, unknown>;
+}
+
+/** Who changes a task: the organization and the actor the activity log names. */
+export interface TaskActor {
+  orgId: string;
+  activity: Pick<ActivityEntry, 'actor_type' | 'actor_id'>;
 }
 
 export async function updateTask(
@@ -40,9 +54,23 @@ export async function updateTask(
   options: UpdateOptions = {},
 ): Promise<Task> {
   const principal = requirePrincipal(ctx);
+  return updateTaskAs(ctx, { orgId: principal.orgId, activity: activityActor(principal) }, id, changes, options);
+}
+
+/**
+ * `updateTask` for an actor that is not a caller: an agent working on its task. A claim
+ * (`expectStatus`) that finds the task in another state throws ConditionFailedError `status-changed`.
+ */
+export async function updateTaskAs(
+  ctx: RequestContext,
+  actor: TaskActor,
+  id: number,
+  changes: TaskChanges,
+  options: UpdateOptions = {},
+): Promise<Task> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await updateOnce(ctx, principal, id, changes, options);
+      return await updateOnce(ctx, actor, id, changes, options);
     } catch (error) {
       if (!isConditionFailed(error, 'stale')) throw error;
       if (attempt >= WRITE_ATTEMPTS) {
@@ -62,14 +90,17 @@ const pick = <T>(change: T | undefined, before: T | null | undefined): T | null 
 
 async function updateOnce(
   ctx: RequestContext,
-  principal: Principal,
+  actor: TaskActor,
   id: number,
   changes: TaskChanges,
   options: UpdateOptions,
 ): Promise<Task> {
-  const orgId = principal.orgId;
+  const orgId = actor.orgId;
   const before = await getTaskItem({ orgId, id, consistent: true });
   if (!before) throw new NotFoundError(`No task ${id}`);
+  if (options.expectStatus !== undefined && before.status !== options.expectStatus) {
+    throw new ConditionFailedError('status-changed');
+  }
   const status = changes.status === undefined ? before.status : toTaskStatus(changes.status);
   if (!options.anyTransition && !canMove(before.status, status)) throw transitionError(before.status, status);
 
@@ -101,7 +132,7 @@ async function updateOnce(
   const changed = (Object.keys(fields) as Array<keyof TaskFields>).filter(
     (key) => JSON.stringify(fields[key]) !== JSON.stringify(before[key] ?? null),
   );
-  if (changed.length === 0) return toTask(before);
+  if (changed.length === 0 && options.lastRun === undefined) return toTask(before);
 
   const now = ctx.ports.clock.now();
   const at = now.toISOString();
@@ -112,6 +143,7 @@ async function updateOnce(
     ...taskIndexes(orgId, id, fields),
     version: before.version + 1,
     completed_at: completes ? at : (before.completed_at ?? null),
+    last_run: options.lastRun ?? before.last_run ?? null,
     updated_at: at,
   };
 
@@ -128,11 +160,15 @@ async function updateOnce(
     activityWrite(
       orgId,
       {
-        ...activityActor(principal),
+        ...actor.activity,
         action: options.action ?? (status !== before.status ? `task.${status}` : 'task.updated'),
         entity_type: 'task',
         entity_id: String(id),
-        metadata: { changed, ...(status !== before.status ? { from: before.status, to: status } : {}) },
+        metadata: {
+          changed,
+          ...(status !== before.status ? { from: before.status, to: status } : {}),
+          ...options.activityMetadata,
+        },
       },
       now,
     ),
@@ -140,6 +176,7 @@ async function updateOnce(
   const task = toTask(after);
   const completion = completes ? await completionOf(orgId, task, fields, now) : undefined;
   if (completion) writes.push(...completion.writes);
+  writes.push(...(options.alsoWrite ?? []));
 
   const words = postingChange(taskWords(before), taskWords(fields));
   if (words.added.length > 0) await addPostings(orgId, id, words.added, after.version);

@@ -57,6 +57,7 @@ export const taskRecord = (fields: Record<string, unknown>) => ({
   max_duration_seconds: null,
   depends_on: [],
   completed_at: null,
+  last_run: null,
   created_at: expect.stringMatching(ISO_TIME),
   updated_at: expect.stringMatching(ISO_TIME),
   ...fields,
