@@ -15,7 +15,8 @@ import { getBalance } from '#lib/tokens/ledger';
  * | `stopped` | the agent is stopped or offline |
  * | `budget_exhausted` | the month's `monthly_token_budget` has less left than one run is expected to use |
  * | `insufficient_balance` | the organization's token balance is below one run's expected use |
- * | `no_task` | (run mode `task`) the agent has no runnable `todo` task: none assigned to it (nor, with `config.take_unassigned`, unassigned) whose dependencies are all finished |
+ * | `no_task` | (run mode `task`) no runnable `todo` task: none assigned to the agent (nor unassigned, with |
+ * |           | `config.take_unassigned`) whose dependencies are all done or cancelled |
  *
  * One run's expected use is the agent's `config.max_tokens`, else its average per run so far, else 1.
  * Messages carry no figures: the check answers callers without a credential.
