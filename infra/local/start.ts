@@ -50,6 +50,7 @@ async function main(): Promise<void> {
   let dynamo: DynamoLocal | undefined;
   let gateway: Gateway | undefined;
   let schedules: LocalSchedules | undefined;
+  let storedSchedules: { close(): void } | undefined;
   let stopping = false;
   const runtimeFile = resolve(dataDir, 'runtime.json');
 
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     stopping = true;
     console.log('\nStopping…');
     schedules?.stop();
+    storedSchedules?.close();
     await gateway?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => undefined);
     // Both are this instance's own: the lock keeps every other instance out of DATA_DIR.
@@ -103,6 +105,10 @@ async function main(): Promise<void> {
       onRequest: process.env.QUIET ? undefined : (line) => console.log(line),
     });
     schedules = startSchedules();
+    // Imported here, not at the top: its modules read the configuration, which must see the endpoint set above.
+    const { connectScheduler } = await import('#infra/local/scheduler');
+    const stored = await connectScheduler();
+    storedSchedules = stored.scheduler;
     const queues = connectLocalQueues();
     writeFileSync(
       runtimeFile,
@@ -124,6 +130,7 @@ async function main(): Promise<void> {
         `  Payments ${payments}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
         `  Schedules ${scheduled.join(', ') || 'none'}`,
+        `  Agent schedules ${stored.armed} running (from the table)`,
         `  Queues   ${queues.map((consumer) => `${consumer.queue} -> ${consumer.fn.name}`).join(', ') || 'none'}`,
         '',
         'Press Ctrl-C to stop.',

@@ -1,0 +1,21 @@
+import { eventBridgeScheduler, schedulerClient } from '#lib/adapters/aws/eventbridge-scheduler';
+import { localScheduler } from '#lib/adapters/local/table-scheduler';
+import { config } from '#lib/config';
+import type { Scheduler } from '#lib/kernel/ports';
+
+let eventBridge: Scheduler | undefined;
+
+/**
+ * Schedules: EventBridge Scheduler in aws mode (SCHEDULE_GROUP, AGENT_TICK_ARN, SCHEDULER_ROLE_ARN);
+ * locally the process's table-backed scheduler, whose timers the local runtime drives
+ * (infra/local/scheduler.ts). Either is built once per process.
+ */
+export function scheduler(): Scheduler {
+  if (config.mode !== 'aws') return localScheduler();
+  eventBridge ??= eventBridgeScheduler(schedulerClient(config.region), {
+    group: config.scheduleGroup,
+    roleArn: config.schedulerRoleArn,
+    targets: { 'agent-tick': config.agentTickArn },
+  });
+  return eventBridge;
+}
