@@ -50,7 +50,7 @@ const configSchema = z
     ALLOW_PRIVATE_WEBHOOK_TARGETS: booleanFlag.optional(),
     AGENT_RUNNER: z.enum(['local', 'provider']).optional(),
     AGENT_RUN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(120_000),
-    BEDROCK_MODEL_ID: z.string().min(1).optional(),
+    BEDROCK_MODEL_ID: z.string().optional(),
     SCHEDULE_GROUP: z.string().min(1).max(64).default('agent-ops'),
     AGENT_TICK_ARN: z.string().min(1).optional(),
     SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
@@ -94,7 +94,7 @@ const configSchema = z
     /** How long one model call may take before it is abandoned (and retried once more at most). */
     agentRunTimeoutMs: env.AGENT_RUN_TIMEOUT_MS,
     /** The Bedrock model of organizations without an LLM integration (aws mode, IAM; no key). */
-    bedrockModelId: env.BEDROCK_MODEL_ID,
+    bedrockModelId: env.BEDROCK_MODEL_ID || undefined,
     /** EventBridge Scheduler: the group agent schedules live in, their target and the role it assumes. */
     scheduleGroup: env.SCHEDULE_GROUP,
     agentTickArn: env.AGENT_TICK_ARN,
