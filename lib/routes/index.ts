@@ -1,4 +1,5 @@
 import type { RouteDef } from '#lib/http/route';
+import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
@@ -42,4 +43,5 @@ export const allRoutes: RouteDef[] = [
   billing,
   tasks,
   products,
+  agents,
 ].flatMap((module) => routesOf(module));
