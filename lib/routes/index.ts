@@ -1,5 +1,6 @@
 import type { RouteDef } from '#lib/http/route';
 import * as agentRuns from '#lib/routes/agent-runs';
+import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
@@ -46,4 +47,5 @@ export const allRoutes: RouteDef[] = [
   products,
   agentRuns,
   changelog,
+  agents,
 ].flatMap((module) => routesOf(module));

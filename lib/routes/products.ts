@@ -10,6 +10,7 @@ import {
   type ProductStatusInput,
   productStatusTableMarkdown,
 } from '#lib/products/product-status';
+import { hexColor } from '#lib/routes/schemas';
 import { TASK_STATUSES } from '#lib/tasks/task-status';
 
 /** Products of the organization the request acts in, keyed by slug: the `products` function. */
@@ -50,15 +51,7 @@ const domain = z
   .nullable()
   .meta({ description: 'Host name such as `example.com`, stored lowercase' });
 
-/** `#rgb` or `#rrggbb`, stored as lowercase `#rrggbb`. */
-const color = z
-  .string()
-  .trim()
-  .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour: #rgb or #rrggbb')
-  .transform((value) => {
-    const hex = value.slice(1).toLowerCase();
-    return `#${hex.length === 3 ? [...hex].map((digit) => digit + digit).join('') : hex}`;
-  })
+const color = hexColor
   .nullable()
   .meta({ description: '`#rgb` or `#rrggbb`, stored as lowercase `#rrggbb`; null clears it' });
 

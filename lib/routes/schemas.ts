@@ -36,3 +36,13 @@ export const email = z.string().trim().max(254).pipe(z.email());
 export const password = z.string().min(8, 'must be at least 8 characters').max(256);
 
 export const Success = z.object({ success: z.literal(true), message: z.string().optional() });
+
+/** A colour: `#rgb` or `#rrggbb` in either case, given back as lowercase `#rrggbb`. */
+export const hexColor = z
+  .string()
+  .trim()
+  .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour: #rgb or #rrggbb')
+  .transform((value) => {
+    const hex = value.slice(1).toLowerCase();
+    return `#${hex.length === 3 ? [...hex].map((digit) => digit + digit).join('') : hex}`;
+  });
