@@ -31,14 +31,6 @@ import { type LogLine, logWrite } from '#lib/logs/log-records';
  *    with `last_error` saying why, and the answer still reports every step (restart retries the schedule).
  */
 
-/**
- * An agent's name: lowercase letters, digits and hyphens, starting with a letter, at most 40 characters.
- * It is fixed at creation and appears in paths and sort keys (`AGENTNAME#<name>`, `AUTOMATION#<name>#tick`),
- * which is why it can hold no `#`, `/` or upper case.
- */
-export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
-export const AGENT_NAME_MAX = 40;
-
 export interface NewAgent extends Partial<Omit<AgentConfigFields, 'tools' | 'capabilities' | 'config'>> {
   name: string;
   tools?: string[] | undefined;

@@ -106,6 +106,10 @@ export const leaseFree = 'attribute_not_exists(pk) OR expires_at < :now';
 /** The lease is still `:holder`'s. */
 export const leaseHeldBy = 'holder = :holder';
 
-/** Agent names: lowercase letters, digits and hyphens, starting with a letter, at most 40 characters. */
+/**
+ * An agent's name: lowercase letters, digits and hyphens, starting with a letter, at most 40 characters.
+ * It is fixed at creation and appears in paths and sort keys (`AGENTNAME#<name>`, `AUTOMATION#<name>#tick`),
+ * which is why it can hold no `#`, `/` or upper case.
+ */
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9-]{0,39}$/;
 export const AGENT_NAME_MAX = 40;

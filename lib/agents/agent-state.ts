@@ -10,7 +10,7 @@ const ATTEMPTS = 8;
  * answers the fields to set (or undefined to leave it). Used by the tick, which must not overwrite a
  * stop that happened while it ran: `change` sees the stop and keeps it.
  */
-export async function changeAgent(
+export async function recordAgentState(
   orgId: string,
   id: number,
   change: (agent: AgentItem) => Partial<AgentItem> | undefined,

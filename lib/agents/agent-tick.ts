@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { withTokensUsed } from '#lib/agents/agent-budget';
 import type { AgentItem } from '#lib/agents/agent-keys';
 import { getAgentById, releaseLease, takeLease } from '#lib/agents/agent-records';
-import { changeAgent, unlessHalted } from '#lib/agents/agent-state';
+import { recordAgentState, unlessHalted } from '#lib/agents/agent-state';
 import { checkAgent, nextTaskFor, type SkipReason } from '#lib/agents/idle-check';
 import { changelogWrite } from '#lib/changelog/changelog';
 import { config } from '#lib/config';
@@ -83,10 +83,10 @@ async function tickHolding(ctx: RequestContext, orgId: string, agentId: number):
   const task = check.task ? await claim(ctx, orgId, agent, check.task.id) : undefined;
   if (!task) {
     const reason = check.reason ?? 'no_task';
-    await changeAgent(orgId, agentId, () => ({ skip_reason: reason, last_heartbeat: now.toISOString() }), now);
+    await recordAgentState(orgId, agentId, () => ({ skip_reason: reason, last_heartbeat: now.toISOString() }), now);
     return { outcome: 'skipped', reason };
   }
-  const working = await changeAgent(
+  const working = await recordAgentState(
     orgId,
     agentId,
     (latest) => ({
@@ -257,7 +257,7 @@ async function succeed(ctx: RequestContext, run: Finished & { result: AgentRunRe
         if (!isConditionFailed(failure)) throw failure;
       });
     }
-    await changeAgent(
+    await recordAgentState(
       orgId,
       agent.id,
       (latest) => ({
@@ -363,7 +363,7 @@ async function fail(ctx: RequestContext, run: Finished & { error: string }): Pro
     await transact(extra);
   }
   if (event) await queuePrepared(ctx, event);
-  await changeAgent(
+  await recordAgentState(
     orgId,
     agent.id,
     (latest) => ({

@@ -1,3 +1,4 @@
+import { type BudgetView, budgetOf } from '#lib/agents/agent-budget';
 import type { AgentItem, AgentSchedule, AgentStatus } from '#lib/agents/agent-keys';
 import { type PublicAgentStatus, toPublicStatus } from '#lib/agents/agent-status';
 import { type AutomationItem, type AutomationSummary, toAutomationSummary } from '#lib/automations/automation-keys';
@@ -18,14 +19,6 @@ export interface ScheduleView {
   note: string | null;
   /** The next runs after now, ISO 8601; empty while the schedule is disabled. */
   next_runs: string[];
-}
-
-export interface BudgetView {
-  monthly_token_budget: number;
-  /** The current calendar month, `YYYY-MM` (UTC). */
-  month: string;
-  used: number;
-  remaining: number;
 }
 
 export interface AgentView {
@@ -107,18 +100,6 @@ export function completionRate(completed: number, failed: number): number | null
   return runs === 0 ? null : completed / runs;
 }
 
-/** `YYYY-MM` of `now` in UTC: the month a monthly budget counts. */
-export const budgetMonth = (now: Date): string => now.toISOString().slice(0, 7);
-
-/** The budget of the current month; usage recorded for an earlier month counts as none. */
-export function budgetView(item: AgentItem, now: Date): BudgetView | null {
-  const budget = item.monthly_token_budget ?? null;
-  if (budget === null) return null;
-  const month = budgetMonth(now);
-  const used = item.budget_month === month ? (item.budget_used ?? 0) : 0;
-  return { monthly_token_budget: budget, month, used, remaining: Math.max(0, budget - used) };
-}
-
 export function toAgentView(item: AgentItem, automations: AutomationItem[], now: Date): AgentView {
   const completed = item.tasks_completed ?? 0;
   const failed = item.tasks_failed ?? 0;
@@ -150,7 +131,7 @@ export function toAgentView(item: AgentItem, automations: AutomationItem[], now:
     tasks_completed: completed,
     tasks_failed: failed,
     tokens_used: item.tokens_used ?? 0,
-    budget: budgetView(item, now),
+    budget: budgetOf(item, now),
     last_run_at: item.last_run_at ?? null,
     last_error: item.last_error ?? null,
     skip_reason: item.skip_reason ?? null,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { AGENT_NAME_MAX, AGENT_NAME_PATTERN } from '#lib/agents/agent-create';
+import { AGENT_NAME_MAX, AGENT_NAME_PATTERN } from '#lib/agents/agent-keys';
 import { AGENT_STATUSES, agentStatusTableMarkdown, PUBLIC_AGENT_STATUSES } from '#lib/agents/agent-status';
 import { defineRoute } from '#lib/http/route';
 import { freeFormObject, pagingQuery, valueList } from '#lib/http/schemas';
