@@ -147,6 +147,7 @@ const CLIENT_MARKERS: Array<[string, RegExp]> = [
   ['SQS', /SQSClient|AmazonSQS/],
   ['Scheduler', /SchedulerClient/],
   ['Stripe', /api\.stripe\.com/],
+  ['AI SDK', /vercel\.ai\.error/],
 ];
 const clientsOf = (bundle: Bundle): string[] =>
   CLIENT_MARKERS.filter(([, marker]) => marker.test(bundle.text)).map(([name]) => name);
@@ -155,11 +156,11 @@ const clientsOf = (bundle: Bundle): string[] =>
 const zodLocalesOf = (bundle: Bundle): number =>
   inputsOf(bundle).filter(([path]) => /zod\/v4\/locales\/(?!en\.|index\.)/.test(path)).length;
 
-/** Whether a bundled module of ours sends email (calls `email.send`), so SES belongs in the bundle. */
-const sendsEmail = (bundle: Bundle): boolean =>
-  inputsOf(bundle).some(
-    ([path]) => !path.includes('node_modules/') && /\bemail\.send\(/.test(readFileSync(resolve(path), 'utf8')),
-  );
+/** Whether a bundled module of ours matches `call`: sends email (SES belongs), runs an agent (the AI SDK does). */
+const calls = (bundle: Bundle, call: RegExp): boolean =>
+  inputsOf(bundle).some(([path]) => !path.includes('node_modules/') && call.test(readFileSync(resolve(path), 'utf8')));
+const sendsEmail = (bundle: Bundle): boolean => calls(bundle, /\bemail\.send\(/);
+const runsAgents = (bundle: Bundle): boolean => calls(bundle, /\brunner\.run\(/);
 
 // A fresh process per import, the way a cold start loads the handler; aws mode, as in Lambda.
 const runner = join(work, 'import-time.mjs');
@@ -225,6 +226,7 @@ const rows = bundles.map((bundle) => {
     clients.includes('SES') && !sendsEmail(bundle) ? 'SES' : '',
     clients.includes('KMS') && !bundle.kmsExpected ? 'KMS' : '',
     clients.includes('Stripe') && bundle.name !== 'billing' ? 'Stripe' : '',
+    clients.includes('AI SDK') && !runsAgents(bundle) ? 'AI SDK' : '',
   ].filter(Boolean);
   const locales = zodLocalesOf(bundle);
   return [
@@ -267,7 +269,8 @@ console.log(
 );
 console.log(
   '\nClient targets: SES only where email is sent (a bundled module calls email.send), KMS only where credentials ' +
-    'are read or written (functions given KMS_KEY_ID in serverless.yml), Stripe only in billing.',
+    'are read or written (functions given KMS_KEY_ID in serverless.yml), Stripe only in billing, ' +
+    'the AI SDK only where agents run (a bundled module calls runner.run).',
 );
 for (const [name, message] of failures) console.log(`import failed: ${name}: ${message}`);
 

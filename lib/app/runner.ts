@@ -1,0 +1,18 @@
+import { providerRunner } from '#lib/adapters/ai/provider-runner';
+import { localRunner } from '#lib/adapters/local/local-runner';
+import { config } from '#lib/config';
+import type { AgentRunner } from '#lib/kernel/ports';
+
+/**
+ * Agent runs: a model provider (the organization's LLM integration, else Bedrock) when AGENT_RUNNER is
+ * `provider` (the default in aws mode), else the deterministic local runner. Only the functions that run
+ * agents import this file, so only their bundles carry the AI SDK.
+ */
+export const runner = (): AgentRunner =>
+  config.agentRunner === 'provider'
+    ? providerRunner({
+        timeoutMs: config.agentRunTimeoutMs,
+        region: config.region,
+        bedrockModelId: config.bedrockModelId,
+      })
+    : localRunner();
