@@ -1,4 +1,5 @@
 import type { RouteDef } from '#lib/http/route';
+import * as agentTemplates from '#lib/routes/agent-templates';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
@@ -42,4 +43,5 @@ export const allRoutes: RouteDef[] = [
   billing,
   tasks,
   products,
+  agentTemplates,
 ].flatMap((module) => routesOf(module));
