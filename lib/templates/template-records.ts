@@ -56,6 +56,8 @@ export async function allTemplateItems(orgId: string): Promise<TemplateItem[]> {
     const result = await table.query({
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': templateKeys.prefix },
+      // A template created or archived a moment ago shows (or leaves) in the next list.
+      ConsistentRead: true,
       ExclusiveStartKey: startKey,
     });
     items.push(...((result.Items ?? []) as TemplateItem[]));
