@@ -1,5 +1,6 @@
 import type { RouteDef } from '#lib/http/route';
 import * as agentRuns from '#lib/routes/agent-runs';
+import * as agentTemplates from '#lib/routes/agent-templates';
 import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
@@ -48,4 +49,5 @@ export const allRoutes: RouteDef[] = [
   agentRuns,
   changelog,
   agents,
+  agentTemplates,
 ].flatMap((module) => routesOf(module));
