@@ -17,6 +17,7 @@ import type { Task, TaskRun } from '#lib/tasks/task-keys';
 import { type TaskActor, updateTaskAs } from '#lib/tasks/task-update';
 import { getBalance, ledgerWrites } from '#lib/tokens/ledger';
 import { prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
+import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
 
 /**
  * One tick of an agent (functions/schedule/agent-tick), started by its schedule:
