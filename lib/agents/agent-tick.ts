@@ -163,7 +163,11 @@ function maxTokensOf(agent: AgentItem): number | undefined {
   return typeof cap === 'number' && Number.isInteger(cap) && cap > 0 ? cap : undefined;
 }
 
-/** The organization's LLM integration (base URL, key, default model), when it is configured. */
+/**
+ * The organization's LLM integration (base URL, key, default model), when it is configured. Its base
+ * URL is held to the rules of outbound webhook URLs (https, no private or loopback address unless the
+ * deployment allows them), since the service calls it from inside its network.
+ */
 async function llmConnection(ctx: RequestContext, orgId: string): Promise<RunnerConnection | undefined> {
   const [baseUrl, apiKey, model] = await Promise.all(
     ['base_url', 'api_key', 'default_model'].map((field) =>
@@ -171,6 +175,8 @@ async function llmConnection(ctx: RequestContext, orgId: string): Promise<Runner
     ),
   );
   if (!baseUrl || !apiKey) return undefined;
+  const problem = webhookUrlProblem(baseUrl, { allowPrivateTargets: config.allowPrivateWebhookTargets });
+  if (problem) throw new AgentRunError(`The llm integration's base_url ${problem}`, { retryable: false });
   return { baseUrl, apiKey, ...(model ? { model } : {}) };
 }
 
