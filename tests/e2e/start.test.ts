@@ -1,63 +1,11 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/ports';
+import { launch, newDataDir, stopInstances, userEnv, waitForOutput } from '#tests/support/instances';
 
-/**
- * `npm start` as a user runs it: a real process with its own DynamoDB Local, port and data directory.
- * Runs `node --import tsx infra/local/start.ts`, which is what the npm script runs: one process, so that
- * a signal reaches the service itself, as Ctrl-C does.
- */
-
-interface Instance {
-  child: ChildProcess;
-  port: number;
-  dataDir: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-const running: Instance[] = [];
-
-/** The environment of a new user: none of the test run's own settings. */
-function userEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
-  const { DYNAMODB_ENDPOINT, TABLE_NAME, VALIDATE_RESPONSES, JWT_SECRET, ...rest } = process.env;
-  return { ...rest, PORT: String(port), DATA_DIR: dataDir, QUIET: '1' };
-}
-
-/** `viaParent`: under a shell that stays its parent, as npm is (`npm start` runs the script in `sh -c`). */
-function launch(port: number, dataDir: string, options: { viaParent?: boolean } = {}): Instance {
-  const command = [process.execPath, '--import', 'tsx', 'infra/local/start.ts'];
-  const [file, args] = options.viaParent
-    ? ['sh', ['-c', `${command.map((part) => `'${part}'`).join(' ')}; exit $?`]]
-    : [command[0] as string, command.slice(1)];
-  const child = spawn(file, args, {
-    env: userEnv(port, dataDir),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout?.on('data', (chunk) => {
-    output += chunk;
-  });
-  child.stderr?.on('data', (chunk) => {
-    output += chunk;
-  });
-  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
-  const instance = { child, port, dataDir, output: () => output, exited };
-  running.push(instance);
-  return instance;
-}
-
-async function waitForOutput(instance: Instance, text: string, timeoutMs = 45_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!instance.output().includes(text)) {
-    if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${instance.output()}`);
-    if (instance.child.exitCode !== null) throw new Error(`exited ${instance.child.exitCode}:\n${instance.output()}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
+/** `npm start` as a user runs it (tests/support/instances.ts). */
 
 /** Java processes whose command line names this data directory. */
 function javaProcessesFor(dataDir: string): string[] {
@@ -71,14 +19,7 @@ function javaProcessesFor(dataDir: string): string[] {
   }
 }
 
-const newDataDir = () => mkdtempSync(join(tmpdir(), 'aos-start-'));
-
-afterAll(async () => {
-  for (const instance of running) {
-    if (instance.child.exitCode === null) instance.child.kill('SIGINT');
-  }
-  await Promise.all(running.map((instance) => instance.exited));
-});
+afterAll(stopInstances);
 
 describe('npm start', () => {
   it('serves two instances side by side, refuses a taken port, and leaves no java behind on Ctrl-C', async () => {

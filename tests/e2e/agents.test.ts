@@ -1,0 +1,106 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '#infra/local/ports';
+import { launch, newDataDir, stopInstances, waitForOutput } from '#tests/support/instances';
+
+/**
+ * The README's agent walkthrough against `npm start`, over HTTP: a template applied, the agent created
+ * on a short interval, a task assigned to it done by the local runner within a tick, tokens consumed, a
+ * changelog entry; and after a restart of the service, its schedule runs again from the table.
+ */
+
+afterAll(stopInstances);
+
+async function api(base: string, method: string, path: string, token?: string, body?: unknown) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
+  const json: any = await response.json();
+  return { status: response.status, body: json };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`condition not reached; last value ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('an agent under npm start', () => {
+  it('does its task within a tick, and ticks again after the service restarts', async () => {
+    // Prepare
+    const dataDir = newDataDir();
+    const port = await freePort();
+    const first = launch(port, dataDir);
+    await waitForOutput(first, 'is running');
+    const base = `http://127.0.0.1:${port}/api`;
+    const credentials = { email: 'ada@example.com', password: 'a long password' };
+    await api(base, 'POST', '/auth/register', undefined, {
+      username: 'ada',
+      ...credentials,
+      terms_accepted: true,
+      privacy_accepted: true,
+    });
+    const token: string = (await api(base, 'POST', '/auth/login', undefined, credentials)).body.data.token;
+    const balance = async () => (await api(base, 'GET', '/tokens/balance', token)).body.data.balance as number;
+    const taskStatus = async (id: number) => (await api(base, 'GET', `/tasks/${id}`, token)).body.data.status;
+    const before = await balance();
+
+    // Act
+    const applied = await api(base, 'POST', '/agent-templates/qa-tester/apply', token, {
+      name: 'checker',
+      display_name: 'Checker',
+    });
+    const created = await api(base, 'POST', '/agents', token, {
+      ...applied.body.data,
+      interval_sec: 1,
+      config: { ...applied.body.data.config, complete_to: 'done' },
+    });
+    const task = await api(base, 'POST', '/tasks', token, { title: 'Check the login page', assignee: 'checker' });
+
+    // Assess
+    expect(created.status).toBe(200);
+    expect(created.body.data.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual(
+      [
+        'registration',
+        'workspace',
+        'rules',
+        'run_configuration',
+        'automations',
+        'schedule',
+        'loading',
+        'heartbeat',
+        'log',
+      ].map((step) => [step, true]),
+    );
+    await until(
+      () => taskStatus(task.body.data.id),
+      (status) => status === 'done',
+    );
+    expect(await balance()).toBeLessThan(before);
+    const changelog = await api(base, 'GET', '/changelog?agent=checker', token);
+    expect(changelog.body.data).toEqual([expect.objectContaining({ task_id: task.body.data.id })]);
+
+    // Act: restart the service on the same data
+    first.child.kill('SIGINT');
+    expect(await first.exited).toBe(0);
+    const again = launch(port, dataDir);
+    await waitForOutput(again, 'is running');
+    const next = await api(base, 'POST', '/tasks', token, { title: 'Check the signup page', assignee: 'checker' });
+
+    // Assess: the schedule came back from the table
+    expect(again.output()).toContain('Agent schedules 1 running');
+    await until(
+      () => taskStatus(next.body.data.id),
+      (status) => status === 'done',
+    );
+  });
+});
