@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { agentRunsHandler } from '#functions/http/agent-runs';
 import { handler as changelog } from '#functions/http/changelog';
 import { tasksHandler } from '#functions/http/tasks';
+import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { handler as tokens } from '#functions/http/tokens';
 import { agentTickHandler } from '#functions/schedule/agent-tick';
 import type { AgentItem } from '#lib/agents/agent-keys';
@@ -16,6 +17,7 @@ import { call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
 
 const tasks = tasksHandler({ ports: { queue: testQueue } });
+const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
 const agentRuns = agentRunsHandler();
 
 /** A runner whose answer depends only on the request, like the local runner, counting its runs. */
@@ -187,6 +189,8 @@ describe('the agent tick', () => {
     const owner = await newUser('tickfail');
     const agent = await seedAgent(owner.orgId, { name: 'breaker' });
     const task = await createTask(owner, { title: 'Impossible [fail]', assignee: 'breaker' });
+    const hooks = { agent_error: 'https://hooks.example.com/agent-errors' };
+    await call(tenantConfig, 'PATCH', '/tenant-config', as(owner, { webhooks: hooks }));
     const before = await balanceOf(owner);
     const tick = agentTickHandler({ runner: countingRunner(), queue: testQueue });
 
@@ -208,6 +212,12 @@ describe('the agent tick', () => {
       status: 'error',
       last_error: 'asked to fail',
       tasks_failed: 3,
+    });
+    const deliveries = await itemsOf(owner.orgId, 'WEBHOOKDELIVERY#');
+    expect(deliveries).toHaveLength(3);
+    expect(deliveries.map((delivery) => delivery.event_type)).toEqual(['agent_error', 'agent_error', 'agent_error']);
+    expect(JSON.parse(String(deliveries[0]?.payload))).toMatchObject({
+      data: { agent: { name: 'breaker' }, task: { id: task.id }, error: 'asked to fail' },
     });
   });
 
