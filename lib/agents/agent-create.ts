@@ -1,5 +1,11 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
-import { type AgentConfigFields, type AgentItem, type AgentStatus, agentKeys } from '#lib/agents/agent-keys';
+import {
+  type AgentConfigFields,
+  type AgentItem,
+  type AgentStatus,
+  agentKeys,
+  initialAgentState,
+} from '#lib/agents/agent-keys';
 import { agentReplace, getAgentById, getAgentByName, newAgentPuts, nextAgentId } from '#lib/agents/agent-records';
 import {
   automationStatusOf,
@@ -88,19 +94,7 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
     id,
     name: input.name,
     ...configFields(input),
-    status: 'offline',
-    current_task: null,
-    schedule: null,
-    budget_month: null,
-    budget_used: 0,
-    last_heartbeat: null,
-    last_run_at: null,
-    last_error: null,
-    skip_reason: null,
-    tasks_completed: 0,
-    tasks_failed: 0,
-    tokens_used: 0,
-    version: 1,
+    ...initialAgentState('offline'),
     created_at: at,
     updated_at: at,
     created_by: actor.actor_id,

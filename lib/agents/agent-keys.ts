@@ -87,6 +87,23 @@ export interface AgentItem extends AgentConfigFields {
   created_by: string;
 }
 
+/** The state a new agent starts from: no runs, no schedule yet, version 1; `status` as registered. */
+export const initialAgentState = (status: AgentStatus) => ({
+  status,
+  current_task: null,
+  schedule: null,
+  budget_month: null,
+  budget_used: 0,
+  last_heartbeat: null,
+  last_run_at: null,
+  last_error: null,
+  skip_reason: null,
+  tasks_completed: 0,
+  tasks_failed: 0,
+  tokens_used: 0,
+  version: 1,
+});
+
 export interface AgentNameItem extends TableKey {
   agent_id: number;
 }

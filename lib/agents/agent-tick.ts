@@ -188,6 +188,19 @@ interface Finished {
   startedAt: string;
 }
 
+/** The run as the task keeps it. */
+const taskRun = (run: Finished, now: Date, outcome: Partial<TaskRun> & Pick<TaskRun, 'status'>): TaskRun => ({
+  agent: run.agent.name,
+  attempt: run.attempt,
+  output: null,
+  usage: null,
+  model: null,
+  error: null,
+  started_at: run.startedAt,
+  finished_at: now.toISOString(),
+  ...outcome,
+});
+
 /** Rounds of reading the balance again when another change moved it between the read and the debit. */
 const DEBIT_ATTEMPTS = 20;
 
@@ -202,17 +215,12 @@ async function succeed(ctx: RequestContext, run: Finished & { result: AgentRunRe
       const error = `The token balance (${balance}) cannot pay for the run (${tokens} tokens)`;
       return fail(ctx, { ...run, error });
     }
-    const lastRun: TaskRun = {
-      agent: agent.name,
+    const lastRun = taskRun(run, now, {
       status: 'succeeded',
-      attempt: run.attempt,
       output: result.output,
       usage: result.usage,
       model: result.model,
-      error: null,
-      started_at: run.startedAt,
-      finished_at: now.toISOString(),
-    };
+    });
     const debit = debitWrites({ orgId, agent, task, tokens, attempt: run.attempt, model: result.model, balance, now });
     const line = logWrite(
       orgId,
@@ -339,17 +347,7 @@ async function fail(ctx: RequestContext, run: Finished & { error: string }): Pro
     },
     now,
   );
-  const lastRun: TaskRun = {
-    agent: agent.name,
-    status: 'failed',
-    attempt: run.attempt,
-    output: null,
-    usage: null,
-    model: null,
-    error,
-    started_at: run.startedAt,
-    finished_at: now.toISOString(),
-  };
+  const lastRun = taskRun(run, now, { status: 'failed', error });
   const extra = [line, ...(event ? [event.write] : [])];
   try {
     await updateTaskAs(

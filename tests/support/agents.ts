@@ -1,5 +1,5 @@
 import type { AgentItem } from '#lib/agents/agent-keys';
-import { agentKeys } from '#lib/agents/agent-keys';
+import { agentKeys, initialAgentState } from '#lib/agents/agent-keys';
 import { newAgentPuts, nextAgentId } from '#lib/agents/agent-records';
 import { transact } from '#lib/db/transactions';
 
@@ -28,19 +28,7 @@ export async function seedAgent(orgId: string, fields: Partial<AgentItem> & { na
     template_slug: null,
     workspace_path: `agents/${fields.name}`,
     monthly_token_budget: null,
-    status: 'idle',
-    current_task: null,
-    schedule: null,
-    budget_month: null,
-    budget_used: 0,
-    last_heartbeat: null,
-    last_run_at: null,
-    last_error: null,
-    skip_reason: null,
-    tasks_completed: 0,
-    tasks_failed: 0,
-    tokens_used: 0,
-    version: 1,
+    ...initialAgentState('idle'),
     created_at: at,
     updated_at: at,
     created_by: 'test',
