@@ -75,12 +75,22 @@ const agentConfig = freeFormObject(CONFIG_LIMITS)
     if ('complete_to' in config && config.complete_to !== 'review' && config.complete_to !== 'done') {
       issues.addIssue({ code: 'custom', path: ['complete_to'], message: 'must be review or done' });
     }
+    if ('take_unassigned' in config && typeof config.take_unassigned !== 'boolean') {
+      issues.addIssue({ code: 'custom', path: ['take_unassigned'], message: 'must be true or false' });
+    }
+    const cap = config.max_tokens;
+    if ('max_tokens' in config && !(typeof cap === 'number' && Number.isInteger(cap) && cap > 0 && cap <= 1_000_000)) {
+      issues.addIssue({ code: 'custom', path: ['max_tokens'], message: 'must be an integer from 1 to 1000000' });
+    }
   })
   .nullable()
   .meta({
     description:
       `Free-form settings, at most ${CONFIG_LIMITS.maxDepth} levels deep and ${CONFIG_LIMITS.maxBytes} bytes as ` +
-      'JSON. `complete_to` (`review`, the default, or `done`) is where a task the agent finishes goes.',
+      'JSON. Keys the service reads: `complete_to` (`review`, the default, or `done`) is where a task the ' +
+      'agent finishes goes; `take_unassigned` (boolean) lets the agent take unassigned todo tasks when it has ' +
+      'none of its own; `max_tokens` (1 to 1,000,000) caps a run’s answer and is the run’s expected use in the ' +
+      'idle check.',
   });
 
 export const listAgents = defineRoute({
@@ -124,6 +134,15 @@ export const createAgent = defineRoute({
       '`last_error` saying why; the answer is still 200. `POST /agents/{name}/restart` puts the schedule again.',
     '`template_name` is accepted and named in the log, not stored (`template_slug` is). `monthly_token_budget` ' +
       'is an addition.',
+    'Each tick of the schedule (the agent-tick function) holds a lease on the agent, so ticks never overlap; ' +
+      'skips when `GET /agent-runs/idle-check` would (the reason is kept as `skip_reason`); otherwise claims the ' +
+      'agent’s highest-priority runnable todo task (todo → in_progress, conditional on the task still being ' +
+      'todo: two ticks never take one task), runs it with the agent’s identity, soul content and core rules ' +
+      '(locally the deterministic local runner; deployed, the organization’s `llm` integration or Bedrock), and ' +
+      'in one transaction moves the task to review (or done), keeps the run as the task’s `last_run`, consumes ' +
+      'the tokens used and writes the log, activity and changelog entries. A failed run puts the task back to ' +
+      'todo with the error in `last_run` (blocked after its third failed run), shows the agent as `error` and ' +
+      'sends `agent_error`; nothing is consumed.',
     STATUS_TABLE,
   ].join('\n\n'),
   body: z.object({

@@ -308,6 +308,9 @@ describe('POST /agents', () => {
 
   it.each([
     ['config.complete_to', { config: { complete_to: 'archive' } }, 'body.config.complete_to'],
+    ['config.take_unassigned', { config: { take_unassigned: 'yes' } }, 'body.config.take_unassigned'],
+    ['config.max_tokens 0', { config: { max_tokens: 0 } }, 'body.config.max_tokens'],
+    ['a fractional config.max_tokens', { config: { max_tokens: 2.5 } }, 'body.config.max_tokens'],
     ['a colour', { color: 'red' }, 'body.color'],
     ['interval_sec 0', { interval_sec: 0 }, 'body.interval_sec'],
     ['interval_sec above a day', { interval_sec: 86_401 }, 'body.interval_sec'],
