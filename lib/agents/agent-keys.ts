@@ -8,7 +8,7 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
  * |---|---|---|---|
  * | agent | `T#<org>` | `AGENT#<id>` | `version` is raised by every write |
  * | name | `T#<org>` | `AGENTNAME#<name>` | `agent_id`; makes a name unique in the organization |
- * | tick lease | `T#<org>` | `AGENTLEASE#<id>` | `holder`, `expires_at` (epoch ms); one running tick per agent |
+ * | tick lease | `T#<org>` | `AGENTLEASE#<id>` | `holder`, `lease_until` (epoch ms); one running tick per agent |
  * | agent count | `T#<org>` | `COUNTER#agents` | the sequence of agent ids |
  *
  * Names are fixed at creation: the operational API addresses an agent by name, the public one by id.
@@ -69,6 +69,11 @@ export interface AgentItem extends AgentConfigFields {
   name: string;
   status: AgentStatus;
   current_task: string | null;
+  /**
+   * The task a tick claimed and has not yet finished, written with the claim: a tick that finds it set
+   * knows the previous one stopped mid-run (crash, timeout) and puts the task back.
+   */
+  running_task_id?: number | null;
   schedule: AgentSchedule | null;
   /** The month (`YYYY-MM`, UTC) `budget_used` counts, and the tokens used in it. */
   budget_month: string | null;
@@ -111,15 +116,15 @@ export interface AgentNameItem extends TableKey {
 export interface LeaseItem extends TableKey {
   holder: string;
   /** Epoch milliseconds after which another tick may take the lease. */
+  lease_until: number;
+  /** Epoch seconds (the table's TTL attribute): DynamoDB removes a lease a crash left behind. */
   expires_at: number;
-  /** Epoch seconds: DynamoDB removes a lease left behind by a crash. */
-  ttl: number;
 }
 
 /** The agent is as the writer read it (`:version`). */
 export const agentVersionIs = 'version = :version';
 /** The lease is free: never taken, released, or expired before `:now`. */
-export const leaseFree = 'attribute_not_exists(pk) OR expires_at < :now';
+export const leaseFree = 'attribute_not_exists(pk) OR lease_until < :now';
 /** The lease is still `:holder`'s. */
 export const leaseHeldBy = 'holder = :holder';
 

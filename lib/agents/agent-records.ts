@@ -77,6 +77,25 @@ export const agentReplace = (item: AgentItem, readVersion: number): TransactItem
   reason: 'stale',
 });
 
+/**
+ * Marks the task a tick is running on the agent (null when it is done), for the transaction that claims
+ * it. Raises the version without a condition: writers holding an older version read again.
+ */
+export const runningTaskWrite = (input: {
+  orgId: string;
+  agentId: number;
+  taskId: number;
+  at: string;
+}): TransactItem => ({
+  Update: {
+    Key: agentKeys.byId(input.orgId, input.agentId),
+    UpdateExpression: 'SET running_task_id = :task, updated_at = :at ADD version :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':task': input.taskId, ':at': input.at, ':one': 1 },
+  },
+  reason: 'agent-gone',
+});
+
 /** Replaces an agent with its next version on its own (no other write goes with it). */
 export async function putAgentVersion(item: AgentItem, readVersion: number): Promise<void> {
   await table.put({
@@ -101,8 +120,8 @@ export async function takeLease(input: {
   const item: LeaseItem = {
     ...agentKeys.lease(input.orgId, input.agentId),
     holder: input.holder,
-    expires_at: input.now + input.ttlMs,
-    ttl: Math.ceil((input.now + input.ttlMs) / 1000) + 3600,
+    lease_until: input.now + input.ttlMs,
+    expires_at: Math.ceil((input.now + input.ttlMs) / 1000) + 3600,
   };
   try {
     await table.put({ Item: item, ConditionExpression: leaseFree, ExpressionAttributeValues: { ':now': input.now } });

@@ -1,22 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { withTokensUsed } from '#lib/agents/agent-budget';
 import type { AgentItem } from '#lib/agents/agent-keys';
-import { getAgentById, releaseLease, takeLease } from '#lib/agents/agent-records';
+import { getAgentById, releaseLease, runningTaskWrite, takeLease } from '#lib/agents/agent-records';
 import { recordAgentState, unlessHalted } from '#lib/agents/agent-state';
 import { checkAgent, nextTaskFor, type SkipReason } from '#lib/agents/idle-check';
-import { changelogWrite } from '#lib/changelog/changelog';
+import { agentActor, fail, MAX_RUN_ATTEMPTS, type RunEnd, succeed, taskRun } from '#lib/agents/run-results';
 import { config } from '#lib/config';
 import { readCredentialValue } from '#lib/credentials/store';
-import { type TransactItem, transact } from '#lib/db/transactions';
 import { AgentRunError, ConflictError, isConditionFailed } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
-import type { AgentRunResult, RunnerConnection } from '#lib/kernel/ports';
+import type { RunnerConnection } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import { logWrite } from '#lib/logs/log-records';
-import type { Task, TaskRun } from '#lib/tasks/task-keys';
-import { type TaskActor, updateTaskAs } from '#lib/tasks/task-update';
-import { getBalance, ledgerWrites } from '#lib/tokens/ledger';
-import { prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
+import { assigneeKey, type Task, toTask } from '#lib/tasks/task-keys';
+import { getTaskItem } from '#lib/tasks/task-records';
+import { updateTaskAs } from '#lib/tasks/task-update';
 import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
 
 /**
@@ -34,7 +31,11 @@ import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
  * A failed run puts the task back to todo with the error (blocked after MAX_RUN_ATTEMPTS failed runs,
  * so a task that cannot succeed does not fail every tick), shows the agent as `error` and emits
  * `agent_error`. Nothing is consumed for a failed run. A run the balance cannot pay when it ends
- * fails the same way (402 semantics: no retry).
+ * fails the same way (402 semantics: no retry). How runs end: lib/agents/run-results.ts.
+ *
+ * The claim also marks the task as running on the agent (`running_task_id`). A tick that finds the mark
+ * (the previous one crashed or timed out mid-run, and its lease expired) puts that task back to todo
+ * first, so interrupted work runs again.
  */
 
 export interface TickEvent {
@@ -42,13 +43,7 @@ export interface TickEvent {
   agent_id: number;
 }
 
-export type TickOutcome =
-  | { outcome: 'skipped'; reason: SkipReason | 'busy' | 'unknown_agent' }
-  | { outcome: 'succeeded'; task_id: number; status: 'review' | 'done'; tokens: number }
-  | { outcome: 'failed'; task_id: number; status: 'todo' | 'blocked'; error: string };
-
-/** Failed runs of one task before it is set aside as blocked instead of todo. */
-export const MAX_RUN_ATTEMPTS = 3;
+export type TickOutcome = { outcome: 'skipped'; reason: SkipReason | 'busy' | 'unknown_agent' } | RunEnd;
 
 /** A tick holds its agent's lease this long at most: the runner's timeout for each of its three tries, and a minute. */
 const leaseMs = () => config.agentRunTimeoutMs * 3 + 60_000;
@@ -71,15 +66,11 @@ export async function runAgentTick(ctx: RequestContext, event: TickEvent): Promi
   }
 }
 
-const actorOf = (orgId: string, agent: AgentItem): TaskActor => ({
-  orgId,
-  activity: { actor_type: 'agent', actor_id: `agent:${agent.name}` },
-});
-
 async function tickHolding(ctx: RequestContext, orgId: string, agentId: number): Promise<TickOutcome> {
   const now = ctx.ports.clock.now();
-  const agent = await getAgentById({ orgId, id: agentId, consistent: true });
-  if (!agent) return { outcome: 'skipped', reason: 'unknown_agent' };
+  const found = await getAgentById({ orgId, id: agentId, consistent: true });
+  if (!found) return { outcome: 'skipped', reason: 'unknown_agent' };
+  const agent = found.running_task_id ? await recoverInterrupted(ctx, orgId, found) : found;
   const check = await checkAgent(orgId, agent, 'task', now);
   const task = check.task ? await claim(ctx, orgId, agent, check.task.id) : undefined;
   if (!task) {
@@ -132,12 +123,17 @@ async function claim(ctx: RequestContext, orgId: string, agent: AgentItem, first
   let candidate: number | undefined = firstId;
   for (let round = 0; round < 3 && candidate !== undefined; round += 1) {
     try {
+      const at = ctx.ports.clock.now().toISOString();
       return await updateTaskAs(
         ctx,
-        actorOf(orgId, agent),
+        agentActor(orgId, agent),
         candidate,
         { status: 'in_progress', assignee: agent.name },
-        { expectStatus: 'todo', action: 'task.claimed' },
+        {
+          expectStatus: 'todo',
+          action: 'task.claimed',
+          alsoWrite: [runningTaskWrite({ orgId, agentId: agent.id, taskId: candidate, at })],
+        },
       );
     } catch (error) {
       if (!isConditionFailed(error, 'status-changed') && !(error instanceof ConflictError)) throw error;
@@ -180,206 +176,54 @@ async function llmConnection(ctx: RequestContext, orgId: string): Promise<Runner
   return { baseUrl, apiKey, ...(model ? { model } : {}) };
 }
 
-interface Finished {
-  orgId: string;
-  agent: AgentItem;
-  task: Task;
-  attempt: number;
-  startedAt: string;
-}
-
-/** The run as the task keeps it. */
-const taskRun = (run: Finished, now: Date, outcome: Partial<TaskRun> & Pick<TaskRun, 'status'>): TaskRun => ({
-  agent: run.agent.name,
-  attempt: run.attempt,
-  output: null,
-  usage: null,
-  model: null,
-  error: null,
-  started_at: run.startedAt,
-  finished_at: now.toISOString(),
-  ...outcome,
-});
-
-/** Rounds of reading the balance again when another change moved it between the read and the debit. */
-const DEBIT_ATTEMPTS = 20;
-
-async function succeed(ctx: RequestContext, run: Finished & { result: AgentRunResult }): Promise<TickOutcome> {
-  const { orgId, agent, task, result } = run;
-  const tokens = result.usage.total_tokens;
-  const status = agent.config?.complete_to === 'done' ? 'done' : 'review';
-  for (let round = 1; ; round += 1) {
-    const now = ctx.ports.clock.now();
-    const { balance } = await getBalance(orgId);
-    if (balance < tokens) {
-      const error = `The token balance (${balance}) cannot pay for the run (${tokens} tokens)`;
-      return fail(ctx, { ...run, error });
-    }
-    const lastRun = taskRun(run, now, {
-      status: 'succeeded',
-      output: result.output,
-      usage: result.usage,
-      model: result.model,
-    });
-    const debit = debitWrites({ orgId, agent, task, tokens, attempt: run.attempt, model: result.model, balance, now });
+/**
+ * The previous tick claimed a task and stopped before finishing it (a crash, a timeout): its lease has
+ * expired, since this tick holds it. The task, if still in progress with the agent, goes back to todo
+ * (blocked after MAX_RUN_ATTEMPTS) with the interruption as its last run, so this tick or a later one
+ * runs it again; nothing was consumed for it.
+ */
+async function recoverInterrupted(ctx: RequestContext, orgId: string, agent: AgentItem): Promise<AgentItem> {
+  const taskId = agent.running_task_id as number;
+  const now = ctx.ports.clock.now();
+  const task = await getTaskItem({ orgId, id: taskId, consistent: true });
+  if (task && task.status === 'in_progress' && assigneeKey(task.assignee ?? null) === agent.name) {
+    const attempt = (task.last_run?.attempt ?? 0) + 1;
+    const error = 'The run was interrupted: the tick running it stopped before it finished';
+    const status = attempt >= MAX_RUN_ATTEMPTS ? 'blocked' : 'todo';
     const line = logWrite(
       orgId,
       {
         agent: agent.name,
-        level: 'info',
-        message: `Finished task #${task.id} (${status}), ${tokens} tokens`,
-        meta: { task_id: task.id, tokens, model: result.model },
+        level: 'warn',
+        message: `Task #${taskId}: ${error}; back to ${status}`,
+        meta: { task_id: taskId },
       },
       now,
     );
-    // Reaching done writes its own changelog entry (lib/tasks/task-completion); review needs one here.
-    const entry =
-      status === 'review'
-        ? [
-            changelogWrite(
-              orgId,
-              {
-                title: `${agent.name} finished task #${task.id}: ${task.title} (ready for review)`,
-                area: task.product ?? 'tasks',
-                agent: agent.name,
-                task_id: task.id,
-                product: task.product,
-              },
-              now,
-            ),
-          ]
-        : [];
-    try {
-      await updateTaskAs(
-        ctx,
-        actorOf(orgId, agent),
-        task.id,
-        { status },
-        {
-          expectStatus: 'in_progress',
-          lastRun,
-          alsoWrite: [...debit, line, ...entry],
-          action: 'task.run_succeeded',
-          activityMetadata: { tokens, model: result.model },
-        },
-      );
-    } catch (error) {
-      if (isConditionFailed(error, 'balance-moved') && round < DEBIT_ATTEMPTS) continue;
-      if (!isConditionFailed(error, 'status-changed')) throw error;
-      // The task was changed (cancelled, reassigned) while the agent worked: the output is not kept,
-      // the tokens the run used are still consumed.
-      await transact([...debit, logWrite(orgId, discarded(agent, task, tokens), now)]).catch((failure: Error) => {
-        if (!isConditionFailed(failure)) throw failure;
-      });
-    }
-    await recordAgentState(
-      orgId,
-      agent.id,
-      (latest) => ({
-        status: unlessHalted(latest, 'idle'),
-        current_task: null,
-        last_error: null,
-        last_run_at: now.toISOString(),
-        last_heartbeat: now.toISOString(),
-        tasks_completed: (latest.tasks_completed ?? 0) + 1,
-        ...withTokensUsed(latest, tokens, now),
-      }),
-      now,
-    );
-    return { outcome: 'succeeded', task_id: task.id, status, tokens };
-  }
-}
-
-const discarded = (agent: AgentItem, task: Task, tokens: number) => ({
-  agent: agent.name,
-  level: 'warn' as const,
-  message: `Task #${task.id} changed while ${agent.name} worked on it; the run's output was not kept`,
-  meta: { task_id: task.id, tokens },
-});
-
-/** The debit of a run's tokens, once per run (its reference id), conditional on the balance read. */
-function debitWrites(input: {
-  orgId: string;
-  agent: AgentItem;
-  task: Task;
-  tokens: number;
-  attempt: number;
-  model: string;
-  balance: number;
-  now: Date;
-}): TransactItem[] {
-  if (input.tokens <= 0) return [];
-  return ledgerWrites({
-    orgId: input.orgId,
-    type: 'consume',
-    amount: -input.tokens,
-    action: 'agent_run',
-    referenceId: `agent-run-${input.agent.id}-${input.task.id}-${input.attempt}`,
-    metadata: { agent: input.agent.name, task_id: input.task.id, model: input.model },
-    actor: `agent:${input.agent.name}`,
-    now: input.now,
-    balanceBefore: input.balance,
-  }).writes;
-}
-
-async function fail(ctx: RequestContext, run: Finished & { error: string }): Promise<TickOutcome> {
-  const { orgId, agent, task, error } = run;
-  const now = ctx.ports.clock.now();
-  const status = run.attempt >= MAX_RUN_ATTEMPTS ? 'blocked' : 'todo';
-  const event = await prepareEvent(
-    orgId,
-    'agent_error',
-    {
-      agent: { id: agent.id, name: agent.name },
-      task: { id: task.id, title: task.title },
-      error,
-      attempt: run.attempt,
-    },
-    now,
-  );
-  const line = logWrite(
-    orgId,
-    {
-      agent: agent.name,
-      level: 'error',
-      message: `Run ${run.attempt} of task #${task.id} failed: ${error}`,
-      meta: { task_id: task.id, attempt: run.attempt, task_status: status },
-    },
-    now,
-  );
-  const lastRun = taskRun(run, now, { status: 'failed', error });
-  const extra = [line, ...(event ? [event.write] : [])];
-  try {
+    const startedAt = task.last_run?.started_at ?? task.updated_at;
     await updateTaskAs(
       ctx,
-      actorOf(orgId, agent),
-      task.id,
+      agentActor(orgId, agent),
+      taskId,
       { status },
       {
         expectStatus: 'in_progress',
-        lastRun,
-        alsoWrite: extra,
-        action: 'task.run_failed',
-        activityMetadata: { error },
+        lastRun: taskRun({ orgId, agent, task: toTask(task), attempt, startedAt }, now, { status: 'failed', error }),
+        alsoWrite: [line],
+        action: 'task.run_interrupted',
       },
-    );
-  } catch (failure) {
-    if (!isConditionFailed(failure, 'status-changed')) throw failure;
-    await transact(extra);
+    ).catch((failure: unknown) => {
+      if (!isConditionFailed(failure, 'status-changed')) throw failure;
+    });
   }
-  if (event) await queuePrepared(ctx, event);
-  await recordAgentState(
+  const recovered = await recordAgentState(
     orgId,
     agent.id,
-    (latest) => ({
-      status: unlessHalted(latest, 'error'),
-      current_task: null,
-      last_error: error,
-      last_run_at: now.toISOString(),
-      last_heartbeat: now.toISOString(),
-      tasks_failed: (latest.tasks_failed ?? 0) + 1,
-    }),
+    (latest) =>
+      latest.running_task_id === taskId
+        ? { running_task_id: null, current_task: null, status: unlessHalted(latest, 'idle') }
+        : undefined,
     now,
   );
-  return { outcome: 'failed', task_id: task.id, status, error };
+  return recovered ?? agent;
 }

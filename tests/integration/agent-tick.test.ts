@@ -11,6 +11,7 @@ import type { TickOutcome } from '#lib/agents/agent-tick';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
+import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
 import { seedAgent } from '#tests/support/agents';
 import { call, newUser, type TestUser } from '#tests/support/identity';
@@ -239,6 +240,36 @@ describe('the agent tick', () => {
     // Assess
     expect(second).toEqual({ outcome: 'skipped', reason: 'busy' });
     expect(await first).toMatchObject({ outcome: 'succeeded' });
+  });
+
+  it('puts back the task of a tick that stopped mid-run once its lease expired, and runs it again', async () => {
+    // Prepare: a tick claims the task and never finishes (as a crashed or timed-out function would not)
+    const owner = await newUser('tickcrash');
+    const agent = await seedAgent(owner.orgId, { name: 'phoenix' });
+    const task = await createTask(owner, { title: 'Survive the crash', assignee: 'phoenix' });
+    const clock = fixedClock(new Date());
+    const stuck = heldRunner();
+    void agentTickHandler({ runner: stuck, queue: testQueue, clock })({ org_id: owner.orgId, agent_id: agent.id });
+    await stuck.started;
+    const runner = countingRunner();
+    const tick = agentTickHandler({ runner, queue: testQueue, clock });
+
+    // Act: a tick while the lease holds, then one after it expired
+    const whileHeld = await tick({ org_id: owner.orgId, agent_id: agent.id });
+    clock.advance(60 * 60 * 1000);
+    const afterExpiry = await tick({ org_id: owner.orgId, agent_id: agent.id });
+
+    // Assess
+    expect(whileHeld).toEqual({ outcome: 'skipped', reason: 'busy' });
+    expect(afterExpiry).toEqual({ outcome: 'succeeded', task_id: task.id, status: 'review', tokens: 120 });
+    const stored = await getTask(owner, task.id);
+    expect(stored.last_run).toMatchObject({ status: 'succeeded', attempt: 2 });
+    const logs = await itemsOf(owner.orgId, 'LOG#');
+    expect(logs.map((line) => line.message)).toContain(
+      `Task #${task.id}: The run was interrupted: the tick running it stopped before it finished; back to todo`,
+    );
+    expect((await agentOf(owner.orgId, agent.id)).running_task_id).toBeNull();
+    stuck.release();
   });
 
   it('never gives one task to two agents ticking at once', async () => {
