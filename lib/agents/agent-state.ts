@@ -7,7 +7,7 @@ const ATTEMPTS = 8;
 
 /**
  * Changes an agent's state by read, change, conditional write: `change` sees the latest version and
- * answers the fields to set (or undefined to leave it). Used by the tick, which must not overwrite a
+ * answers the fields to set (or undefined to leave it); `known`, a version just read, is tried first. Used by the tick, which must not overwrite a
  * stop that happened while it ran: `change` sees the stop and keeps it.
  */
 export async function recordAgentState(
@@ -15,9 +15,11 @@ export async function recordAgentState(
   id: number,
   change: (agent: AgentItem) => Partial<AgentItem> | undefined,
   now: Date,
+  known?: AgentItem,
 ): Promise<AgentItem | undefined> {
   for (let attempt = 1; ; attempt += 1) {
-    const before = await getAgentById({ orgId, id, consistent: true });
+    // The version the caller just read saves a read; a refused write reads again.
+    const before = attempt === 1 && known ? known : await getAgentById({ orgId, id, consistent: true });
     if (!before) return undefined;
     const fields = change(before);
     if (!fields) return before;

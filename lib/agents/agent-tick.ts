@@ -51,11 +51,6 @@ const leaseMs = () => config.agentRunTimeoutMs * 3 + 60_000;
 export async function runAgentTick(ctx: RequestContext, event: TickEvent): Promise<TickOutcome> {
   const orgId = event.org_id;
   const agentId = event.agent_id;
-  const known = await getAgentById({ orgId, id: agentId, consistent: true });
-  if (!known) {
-    logger.warn('agent tick for an agent that does not exist', { orgId, agentId });
-    return { outcome: 'skipped', reason: 'unknown_agent' };
-  }
   const holder = randomUUID();
   const leased = await takeLease({ orgId, agentId, holder, now: ctx.ports.clock.now().getTime(), ttlMs: leaseMs() });
   if (!leased) return { outcome: 'skipped', reason: 'busy' };
@@ -69,13 +64,22 @@ export async function runAgentTick(ctx: RequestContext, event: TickEvent): Promi
 async function tickHolding(ctx: RequestContext, orgId: string, agentId: number): Promise<TickOutcome> {
   const now = ctx.ports.clock.now();
   const found = await getAgentById({ orgId, id: agentId, consistent: true });
-  if (!found) return { outcome: 'skipped', reason: 'unknown_agent' };
+  if (!found) {
+    logger.warn('agent tick for an agent that does not exist', { orgId, agentId });
+    return { outcome: 'skipped', reason: 'unknown_agent' };
+  }
   const agent = found.running_task_id ? await recoverInterrupted(ctx, orgId, found) : found;
   const check = await checkAgent(orgId, agent, 'task', now);
   const task = check.task ? await claim(ctx, orgId, agent, check.task.id) : undefined;
   if (!task) {
     const reason = check.reason ?? 'no_task';
-    await recordAgentState(orgId, agentId, () => ({ skip_reason: reason, last_heartbeat: now.toISOString() }), now);
+    await recordAgentState(
+      orgId,
+      agentId,
+      () => ({ skip_reason: reason, last_heartbeat: now.toISOString() }),
+      now,
+      agent,
+    );
     return { outcome: 'skipped', reason };
   }
   const working = await recordAgentState(
