@@ -75,10 +75,9 @@ async function measure(label: string, agentId: number, runs: number): Promise<vo
   }
   times.sort((a, b) => a - b);
   const perTick = [...calls].map(([name, count]) => `${name} ${(count / runs).toFixed(1)}`).join(', ');
-  console.log(
-    `${label.padEnd(28)} median ${percentile(times, 0.5)?.toFixed(1)} ms, p90 ${percentile(times, 0.9)?.toFixed(1)} ms; ` +
-      `DynamoDB calls per tick: ${perTick}`,
-  );
+  const median = percentile(times, 0.5)?.toFixed(1);
+  const p90 = percentile(times, 0.9)?.toFixed(1);
+  console.log(`${label.padEnd(28)} median ${median} ms, p90 ${p90} ms; DynamoDB calls per tick: ${perTick}`);
 }
 
 const worker = await seedAgent(orgId, { name: 'worker' });

@@ -7,8 +7,9 @@ const ATTEMPTS = 8;
 
 /**
  * Changes an agent's state by read, change, conditional write: `change` sees the latest version and
- * answers the fields to set (or undefined to leave it); `known`, a version just read, is tried first. Used by the tick, which must not overwrite a
- * stop that happened while it ran: `change` sees the stop and keeps it.
+ * answers the fields to set (or undefined to leave it); `known`, a version just read, is tried first.
+ * Used by the tick, which must not overwrite a stop that happened while it ran: `change` sees the stop
+ * and keeps it.
  */
 export async function recordAgentState(
   orgId: string,
