@@ -10,7 +10,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { lockDataDir, StartupError } from '#infra/local/data-dir';
 import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { lambdaContext } from '#infra/local/lambda-context';
-import { connectLocalQueues } from '#infra/local/queues';
 import { readServerlessFunctions } from '#infra/local/serverless-routes';
 import { ensureTable } from '#infra/local/table';
 
@@ -79,6 +78,8 @@ try {
   await ensureTable(client, config.tableName);
   client.destroy();
   // What the function queues is handed to its consumers here too, as it would be under npm start.
+  // Imported once the DynamoDB address is set: the queue keeps its messages in the table.
+  const { connectLocalQueues } = await import('#infra/local/queues');
   connectLocalQueues();
   const module = await import(pathToFileURL(resolve(`${fn.module}.ts`)).href);
   const result = await module[fn.exportName](event, lambdaContext(fn.name));

@@ -2,7 +2,8 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { SQSEvent } from 'aws-lambda';
 import { type QueueConsumerDefinition, readServerlessQueueConsumers } from '#infra/local/serverless-routes';
-import { localQueue, type QueueConsumer } from '#lib/adapters/local/memory-queue';
+import { localQueue } from '#lib/adapters/local/durable-queue';
+import type { QueueConsumer } from '#lib/adapters/local/memory-queue';
 import type { QueueName } from '#lib/kernel/ports';
 
 /**

@@ -10,7 +10,6 @@ import { checkLocalSecrets, ensureDataDir, lockDataDir, StartupError } from '#in
 import { type DynamoLocal, JavaMissingError, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { type Gateway, startGateway } from '#infra/local/gateway';
 import { freePort, portInUse } from '#infra/local/ports';
-import { connectLocalQueues } from '#infra/local/queues';
 import { type LocalSchedules, startSchedules } from '#infra/local/schedules';
 import { ensureTable } from '#infra/local/table';
 
@@ -109,6 +108,9 @@ async function main(): Promise<void> {
     const { connectScheduler } = await import('#infra/local/scheduler');
     const stored = await connectScheduler();
     storedSchedules = stored.scheduler;
+    // Imported here, like the scheduler: the queue keeps its messages in the table, whose client reads
+    // the DynamoDB address at import.
+    const { connectLocalQueues } = await import('#infra/local/queues');
     const queues = connectLocalQueues();
     writeFileSync(
       runtimeFile,

@@ -28,6 +28,11 @@ export interface MemoryQueueOptions {
   region?: string;
   /** Accept messages for a queue with no consumer yet and hand them over once one is connected. */
   holdUntilConnected?: boolean;
+  /**
+   * Told when a message leaves the queue for good: `delivered` (its consumer succeeded) or `dead` (moved
+   * to the dead-letter list). A durable queue deletes or marks its stored copy here.
+   */
+  onSettled?: (message: { queue: QueueName; messageId: string }, outcome: 'delivered' | 'dead') => void;
 }
 
 export interface DeadLetter {
@@ -46,6 +51,8 @@ export interface MemoryQueue extends MessageQueue {
   close(): void;
   /** Connects a queue's consumer (as an event source mapping does) and hands it what is waiting. */
   connect(queue: QueueName, consumer: QueueConsumer): void;
+  /** `send` under a message id the caller chose (a durable queue's stored message, sent again). */
+  sendAs(queue: QueueName, messageId: string, body: string, options?: { delaySeconds?: number }): void;
 }
 
 interface Message {
@@ -164,8 +171,12 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
     }
     if (closed) return;
     for (const message of batch) {
-      if (!failed.has(message.messageId)) continue;
+      if (!failed.has(message.messageId)) {
+        options.onSettled?.({ queue, messageId: message.messageId }, 'delivered');
+        continue;
+      }
       if (message.receiveCount >= maxReceiveCount) {
+        options.onSettled?.({ queue, messageId: message.messageId }, 'dead');
         deadLetters.push({
           queue,
           messageId: message.messageId,
@@ -185,24 +196,30 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
     settle();
   };
 
+  const accept = (queue: QueueName, messageId: string, text: string, delay = 0) => {
+    const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, delay));
+    makeVisibleAfter(
+      {
+        queue,
+        messageId,
+        body: text,
+        md5: createHash('md5').update(text).digest('hex'),
+        sentAt: Date.now(),
+        receiveCount: 0,
+      },
+      delaySeconds * 1000,
+    );
+  };
+
   return {
     deadLetters,
     async send(queue, body, sendOptions = {}) {
       if (!options.consumers[queue] && !options.holdUntilConnected)
         throw new Error(`The local queue has no consumer for ${queue}`);
-      const text = JSON.stringify(body);
-      const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, sendOptions.delaySeconds ?? 0));
-      makeVisibleAfter(
-        {
-          queue,
-          messageId: randomUUID(),
-          body: text,
-          md5: createHash('md5').update(text).digest('hex'),
-          sentAt: Date.now(),
-          receiveCount: 0,
-        },
-        delaySeconds * 1000,
-      );
+      accept(queue, randomUUID(), JSON.stringify(body), sendOptions.delaySeconds);
+    },
+    sendAs(queue, messageId, body, sendOptions = {}) {
+      accept(queue, messageId, body, sendOptions.delaySeconds);
     },
     drain() {
       if (outstanding === 0) return Promise.resolve();
@@ -220,15 +237,4 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
       settle();
     },
   };
-}
-
-let shared: MemoryQueue | undefined;
-
-/**
- * The in-process queue of this process (local mode): the local runtime connects each queue's consumer
- * from serverless.yml; until then, messages wait as they would in SQS with no consumer attached.
- */
-export function localQueue(): MemoryQueue {
-  shared ??= memoryQueue({ consumers: {}, holdUntilConnected: true });
-  return shared;
 }
