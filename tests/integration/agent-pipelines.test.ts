@@ -131,7 +131,7 @@ describe('creating a pipeline', () => {
     expect(detailsOf(response).map((detail) => detail.path)).toEqual(['body.stages']);
   });
 
-  it('refuses an archived organization template, accepts an active one, names each unknown agent per stage', async () => {
+  it('refuses an archived template, accepts an active one, names each unknown agent per stage', async () => {
     // Prepare
     const user = await newUser('archived');
     const own = await call(
