@@ -222,7 +222,8 @@ export const deletePipeline = defineRoute({
   summary: 'Delete a pipeline',
   description:
     'Deletes the pipeline and frees its name at once; answers the deleted pipeline with `meta.deleted: true`. ' +
-    'Executions of the pipeline still running are cancelled first. Recorded as `pipeline.deleted`.',
+    'Once pipelines can be executed, a delete cancels the pipeline’s running executions first. Recorded as ' +
+    '`pipeline.deleted`.',
   params,
   envelope: 'deleted',
   response: PipelineRecord,
