@@ -1,4 +1,5 @@
 import type { RouteDef } from '#lib/http/route';
+import * as agentPipelines from '#lib/routes/agent-pipelines';
 import * as agentRuns from '#lib/routes/agent-runs';
 import * as agentTemplates from '#lib/routes/agent-templates';
 import * as agents from '#lib/routes/agents';
@@ -50,4 +51,5 @@ export const allRoutes: RouteDef[] = [
   changelog,
   agents,
   agentTemplates,
+  agentPipelines,
 ].flatMap((module) => routesOf(module));

@@ -1,0 +1,26 @@
+import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
+import { getPipeline, listPipelines, listPipelineTemplates } from '#lib/pipelines/pipeline-queries';
+import { clonePipelineTemplate, createPipeline, deletePipeline, updatePipeline } from '#lib/pipelines/pipeline-writes';
+import * as routes from '#lib/routes/agent-pipelines';
+
+/** The agent-pipelines function; tests pass options (a fixed clock, say). */
+export function agentPipelinesHandler(options: GroupOptions = {}) {
+  return groupHandler(
+    'agent-pipelines',
+    [
+      route(routes.listPipelines, async ({ query, ctx }) => await listPipelines(ctx, query)),
+      route(routes.createPipeline, async ({ body, ctx }) => await createPipeline(ctx, body)),
+      route(routes.listPipelineTemplates, async ({ query, ctx }) => listPipelineTemplates(ctx, query)),
+      route(
+        routes.clonePipelineTemplate,
+        async ({ params, body, ctx }) => await clonePipelineTemplate(ctx, params.id, body.name),
+      ),
+      route(routes.getPipeline, async ({ params, ctx }) => await getPipeline(ctx, params.id)),
+      route(routes.updatePipeline, async ({ params, body, ctx }) => await updatePipeline(ctx, params.id, body)),
+      route(routes.deletePipeline, async ({ params, ctx }) => await deletePipeline(ctx, params.id)),
+    ],
+    options,
+  );
+}
+
+export const handler = agentPipelinesHandler();
