@@ -47,6 +47,7 @@ const configSchema = z
     PASSWORD_SCRYPT_LOG_N: z.coerce.number().int().min(10).max(20).default(17),
     HEALTH_CHECK_TIMEOUT_MS: z.coerce.number().int().positive().default(1500),
     WEBHOOK_QUEUE_URL: z.url().optional(),
+    PIPELINE_QUEUE_URL: z.url().optional(),
     ALLOW_PRIVATE_WEBHOOK_TARGETS: booleanFlag.optional(),
     AGENT_RUNNER: z.enum(['local', 'provider']).optional(),
     AGENT_RUN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(120_000),
@@ -83,6 +84,8 @@ const configSchema = z
     passwordScryptLogN: env.PASSWORD_SCRYPT_LOG_N,
     /** The SQS queue of outbound webhook deliveries (aws mode; local mode uses the in-process queue). */
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL,
+    /** The SQS queue of pipeline stages, one message per ready stage (aws mode). */
+    pipelineQueueUrl: env.PIPELINE_QUEUE_URL,
     // Local mode delivers to receivers on this machine (127.0.0.1, private networks); a deployment must
     // opt in, since a tenant-chosen URL could otherwise reach the VPC or the metadata endpoint.
     allowPrivateWebhookTargets: env.ALLOW_PRIVATE_WEBHOOK_TARGETS ?? env.APP_MODE === 'local',

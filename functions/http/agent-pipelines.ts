@@ -1,9 +1,11 @@
+import { queue } from '#lib/app/queue';
 import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
+import { cancelExecution, executePipeline, getExecution, listExecutions } from '#lib/pipelines/executions';
 import { getPipeline, listPipelines, listPipelineTemplates } from '#lib/pipelines/pipeline-queries';
 import { clonePipelineTemplate, createPipeline, deletePipeline, updatePipeline } from '#lib/pipelines/pipeline-writes';
 import * as routes from '#lib/routes/agent-pipelines';
 
-/** The agent-pipelines function; tests pass options (a fixed clock, say). */
+/** The agent-pipelines function; it queues root stages. Tests pass options (a fixed clock, their queue). */
 export function agentPipelinesHandler(options: GroupOptions = {}) {
   return groupHandler(
     'agent-pipelines',
@@ -18,8 +20,18 @@ export function agentPipelinesHandler(options: GroupOptions = {}) {
       route(routes.getPipeline, async ({ params, ctx }) => await getPipeline(ctx, params.id)),
       route(routes.updatePipeline, async ({ params, body, ctx }) => await updatePipeline(ctx, params.id, body)),
       route(routes.deletePipeline, async ({ params, ctx }) => await deletePipeline(ctx, params.id)),
+      route(
+        routes.executePipeline,
+        async ({ params, body, ctx }) => await executePipeline(ctx, params.id, body.inputs ?? {}),
+      ),
+      route(routes.listExecutions, async ({ params, query, ctx }) => await listExecutions(ctx, params.id, query)),
+      route(routes.getExecution, async ({ params, ctx }) => await getExecution(ctx, params.id, params.executionId)),
+      route(
+        routes.cancelExecution,
+        async ({ params, ctx }) => await cancelExecution(ctx, params.id, params.executionId),
+      ),
     ],
-    options,
+    { ...options, ports: { queue, ...options.ports } },
   );
 }
 

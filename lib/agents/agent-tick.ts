@@ -168,7 +168,7 @@ function maxTokensOf(agent: AgentItem): number | undefined {
  * URL is held to the rules of outbound webhook URLs (https, no private or loopback address unless the
  * deployment allows them), since the service calls it from inside its network.
  */
-async function llmConnection(ctx: RequestContext, orgId: string): Promise<RunnerConnection | undefined> {
+export async function llmConnection(ctx: RequestContext, orgId: string): Promise<RunnerConnection | undefined> {
   const [baseUrl, apiKey, model] = await Promise.all(
     ['base_url', 'api_key', 'default_model'].map((field) =>
       readCredentialValue(ctx, orgId, `integration.llm.${field}`),

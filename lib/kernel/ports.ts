@@ -36,7 +36,7 @@ export interface KeyManagement {
 }
 
 /** The queues the service sends to; each name maps to one SQS queue (aws) or local queue. */
-export type QueueName = 'webhook-delivery';
+export type QueueName = 'webhook-delivery' | 'pipeline-stage';
 
 /**
  * Sends a message to a queue for a consumer function to process later. `send` resolves once the queue

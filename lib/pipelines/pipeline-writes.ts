@@ -3,6 +3,7 @@ import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { cancelActiveExecutions } from '#lib/pipelines/executions';
 import { type Pipeline, type PipelineItem, pipelineKeys, toPipeline } from '#lib/pipelines/pipeline-keys';
 import { pipelineNotFound, pipelineTemplateNotFound } from '#lib/pipelines/pipeline-queries';
 import {
@@ -138,12 +139,15 @@ export async function updatePipeline(ctx: RequestContext, id: number, changes: P
 }
 
 /**
- * DELETE /agent-pipelines/{id}: the pipeline and its name guard go in one transaction, so the name is
- * free again at once. Once executions exist, a delete cancels the pipeline's running executions first.
+ * DELETE /agent-pipelines/{id}: its queued and running executions are cancelled first (their stage
+ * messages then find them cancelled and stop); the pipeline and its name guard go in one transaction,
+ * so the name is free again at once.
  */
 export async function deletePipeline(ctx: RequestContext, id: number): Promise<Pipeline> {
   const principal = requirePrincipal(ctx);
   const orgId = principal.orgId;
+  if (!(await getPipelineItem({ orgId, id }))) throw pipelineNotFound();
+  await cancelActiveExecutions(ctx, orgId, id);
   for (let attempt = 1; ; attempt += 1) {
     const read = await getPipelineItem({ orgId, id });
     if (!read) throw pipelineNotFound();

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { defineRoute } from '#lib/http/route';
 import { freeFormObject, pagingQuery } from '#lib/http/schemas';
+import { DEFAULT_STAGE_TOKEN_ESTIMATE, EXECUTION_STATUSES, STAGE_STATUSES } from '#lib/pipelines/execution-keys';
 import {
   MAX_STAGES,
   PIPELINE_DESCRIPTION_MAX,
@@ -221,11 +222,125 @@ export const deletePipeline = defineRoute({
   auth: 'bearer',
   summary: 'Delete a pipeline',
   description:
-    'Deletes the pipeline and frees its name at once; answers the deleted pipeline with `meta.deleted: true`. ' +
-    'Once pipelines can be executed, a delete cancels the pipeline’s running executions first. Recorded as ' +
-    '`pipeline.deleted`.',
+    'Cancels the pipeline’s queued and running executions first (as the cancel route does), then deletes the ' +
+    'pipeline and frees its name at once; answers the deleted pipeline with `meta.deleted: true`. Its ' +
+    'executions stay readable by id (`GET …/executions/{executionId}`). Recorded as `pipeline.deleted`.',
   params,
   envelope: 'deleted',
   response: PipelineRecord,
   errors: [404],
+});
+
+const ExecutionStageRecord = z
+  .object({
+    name: z.string(),
+    agent: z.string(),
+    depends_on: z.array(z.string()),
+    status: z.enum(STAGE_STATUSES),
+    attempts: z.number().int().meta({ description: 'Attempts started, at most 3' }),
+    output: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The agent’s answer once succeeded' }),
+    error: z.string().nullable().meta({ description: 'Why the last attempt failed' }),
+    tokens_used: z.number().int(),
+    started_at: z.string().nullable(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'PipelineExecutionStage' });
+
+export const ExecutionRecord = z
+  .object({
+    id: z.number().int(),
+    pipeline_id: z.number().int(),
+    status: z.enum(EXECUTION_STATUSES),
+    inputs: z.record(z.string(), z.unknown()),
+    stages: z.array(ExecutionStageRecord).meta({ description: 'In the pipeline’s stage order' }),
+    stages_total: z.number().int(),
+    stages_succeeded: z.number().int(),
+    tokens_used: z.number().int().meta({ description: 'Consumed by the stages that succeeded so far' }),
+    started_at: z.string(),
+    finished_at: z.string().nullable(),
+  })
+  .meta({ id: 'PipelineExecution' });
+
+const executionParams = z.object({ id: integerId('id'), executionId: integerId('executionId') });
+
+const EXECUTION_RULES = [
+  'Each stage runs once all its `depends_on` have succeeded; stages ready at once run in parallel. A stage’s ' +
+    'config has its variable references filled in when it starts: `{{input.<field>}}` from `inputs`, ' +
+    '`{{<stage>.<field>}}` from that ancestor’s output, built-ins from the execution (`{{task_id}}` is the ' +
+    '`task_id` input, or empty). A string that is one reference alone becomes the value itself (an object, a ' +
+    'number); inside other text, non-strings are written as JSON; an absent value is empty.',
+  'A failed attempt (an error, a timeout after `config.timeout_sec`) is retried after a delay, up to 3 ' +
+    'attempts; then the stage and the execution fail (`pipeline_failed`) and stages not started are ' +
+    '`skipped`. When every stage has succeeded the execution succeeds (`pipeline_completed`). Each stage’s ' +
+    'tokens are consumed from the balance when it succeeds; a run the balance cannot pay fails the stage ' +
+    'without retry.',
+].join('\n\n');
+
+export const executePipeline = defineRoute({
+  group,
+  tags,
+  method: 'POST',
+  path: '/agent-pipelines/{id}/execute',
+  auth: 'bearer',
+  summary: 'Execute a pipeline',
+  description:
+    'Starts an execution and answers 202 with it: `running`, its root stages `queued`, the others `pending`. ' +
+    '`inputs` (default `{}`) must give every `{{input.<field>}}` the stages reference: otherwise 400 with ' +
+    'one detail per missing field (`body.inputs.<field>`). The token balance must cover the estimate, the ' +
+    `sum over stages of \`config.max_tokens\` (${DEFAULT_STAGE_TOKEN_ESTIMATE} for a stage without one): ` +
+    'otherwise 402 with `needed` and `available` in the detail. Nothing is written when refused.\n\n' +
+    EXECUTION_RULES,
+  params,
+  body: z.object({
+    inputs: freeFormObject({ maxDepth: 8, maxBytes: 65_536 })
+      .optional()
+      .meta({ description: 'The execution’s inputs, referenced as `{{input.<field>}}`; at most 64 KB as JSON' }),
+  }),
+  response: ExecutionRecord,
+  status: 202,
+  errors: [402, 404],
+});
+
+export const listExecutions = defineRoute({
+  group,
+  tags,
+  method: 'GET',
+  path: '/agent-pipelines/{id}/executions',
+  auth: 'bearer',
+  summary: 'List a pipeline’s executions',
+  description: 'Newest first, paged, each with its stages. An unknown pipeline is 404.',
+  params,
+  query: pagingQuery,
+  envelope: 'list',
+  response: ExecutionRecord,
+  errors: [404],
+});
+
+export const getExecution = defineRoute({
+  group,
+  tags,
+  method: 'GET',
+  path: '/agent-pipelines/{id}/executions/{executionId}',
+  auth: 'bearer',
+  summary: 'One execution',
+  description: `The execution with its stages, their outputs, errors and tokens.\n\n${EXECUTION_RULES}`,
+  params: executionParams,
+  response: ExecutionRecord,
+  errors: [404],
+});
+
+export const cancelExecution = defineRoute({
+  group,
+  tags,
+  method: 'POST',
+  path: '/agent-pipelines/{id}/executions/{executionId}/cancel',
+  auth: 'bearer',
+  summary: 'Cancel an execution',
+  description:
+    'A queued or running execution becomes `cancelled`, with its stages not yet started. A stage running at ' +
+    'that moment finishes its run, keeps its output and tokens and ends `cancelled`; nothing after it starts. ' +
+    'An execution already finished (succeeded, failed, cancelled) is 409.',
+  params: executionParams,
+  response: ExecutionRecord,
+  errors: [404, 409],
 });

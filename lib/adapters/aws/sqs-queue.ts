@@ -12,7 +12,7 @@ export function sqsQueue(client: SQSClient, urls: Partial<Record<QueueName, stri
   return {
     async send(queue, body, options = {}) {
       const url = urls[queue];
-      if (!url) throw new Error(`No queue URL is configured for ${queue} (WEBHOOK_QUEUE_URL)`);
+      if (!url) throw new Error(`No queue URL is configured for ${queue} (WEBHOOK_QUEUE_URL, PIPELINE_QUEUE_URL)`);
       const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds ?? 0)));
       await client.send(
         new SendMessageCommand({

@@ -1,0 +1,185 @@
+import { itemIsNew } from '#lib/db/conditions';
+import { counterKey, nextId } from '#lib/db/counters';
+import { tenantPk } from '#lib/db/keys';
+import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { table } from '#lib/db/table';
+import type { TransactItem } from '#lib/db/transactions';
+import { isConditionFailed } from '#lib/errors';
+import {
+  type ExecutionItem,
+  type ExecutionStatus,
+  executionKeys,
+  type StageItem,
+  type StageStatus,
+} from '#lib/pipelines/execution-keys';
+
+/**
+ * The access patterns of executions and their stages (keys and item types: lib/pipelines/execution-keys.ts).
+ * Every status change is a conditional update from the statuses it may leave, so that of two writers
+ * racing on one stage (a duplicate message, a cancel) exactly one wins and the other learns it lost.
+ *
+ * | reason | refused when |
+ * |---|---|
+ * | `stage-moved` | the stage is no longer in the status (and attempt) the writer expects |
+ * | `execution-ended` | the execution is no longer running (cancelled, failed) |
+ */
+
+/** TransactWriteItems takes at most 100 items. */
+const TRANSACTION_LIMIT = 100;
+
+export const nextExecutionId = (orgId: string): Promise<number> =>
+  nextId(counterKey(executionKeys.counter, tenantPk(orgId)));
+
+export async function getExecutionItem(input: {
+  orgId: string;
+  pipelineId: number;
+  id: number;
+}): Promise<ExecutionItem | undefined> {
+  const { Item } = await table.get({
+    Key: executionKeys.byId(input.orgId, input.pipelineId, input.id),
+    ConsistentRead: true,
+  });
+  return Item as ExecutionItem | undefined;
+}
+
+/** Every stage of an execution (at most 200), strongly consistent: one Query, paged through. */
+export async function stageItems(orgId: string, executionId: number): Promise<StageItem[]> {
+  const page = await queryPage<StageItem>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': executionKeys.stagesOf(executionId) },
+      ConsistentRead: true,
+    },
+    { limit: Number.MAX_SAFE_INTEGER, offset: 0 },
+  );
+  return page.items;
+}
+
+/** A page of a pipeline's executions, newest first. */
+export function executionPage(
+  orgId: string,
+  pipelineId: number,
+  page: PageRequest,
+  keep?: (item: ExecutionItem) => boolean,
+): Promise<Page<ExecutionItem>> {
+  return queryPage<ExecutionItem>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': executionKeys.ofPipeline(pipelineId) },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    },
+    page,
+    keep,
+  );
+}
+
+/**
+ * The transactions that write a new execution: its stages in groups of at most 99, the execution item
+ * in the last one. Readers find an execution by its own item only, so until the last transaction lands
+ * nothing of it is visible, and a crash in between leaves only unreachable stage items.
+ */
+export function newExecutionTransactions(execution: ExecutionItem, stages: StageItem[]): TransactItem[][] {
+  const puts: TransactItem[] = stages.map((Item) => ({ Put: { Item, ConditionExpression: itemIsNew } }));
+  const groups: TransactItem[][] = [];
+  for (let start = 0; start < puts.length; start += TRANSACTION_LIMIT - 1) {
+    groups.push(puts.slice(start, start + TRANSACTION_LIMIT - 1));
+  }
+  const last = groups.at(-1);
+  const executionPut: TransactItem = { Put: { Item: execution, ConditionExpression: itemIsNew } };
+  if (last && last.length < TRANSACTION_LIMIT) last.push(executionPut);
+  else groups.push([executionPut]);
+  return groups;
+}
+
+const statusIn = (field: string, statuses: readonly string[]) =>
+  `${field} IN (${statuses.map((_, at) => `:from${at}`).join(', ')})`;
+const fromValues = (statuses: readonly string[]) =>
+  Object.fromEntries(statuses.map((status, at) => [`:from${at}`, status]));
+
+function setClause(changes: Record<string, unknown>) {
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = {};
+  const parts = Object.entries(changes).map(([field, value], at) => {
+    names[`#f${at}`] = field;
+    values[`:v${at}`] = value;
+    return `#f${at} = :v${at}`;
+  });
+  return { expression: `SET ${parts.join(', ')}`, names, values };
+}
+
+/**
+ * The update of a stage from one of `from` to `changes` (which names its new `status`), refused with
+ * `stage-moved` otherwise; `attempts`, when given, must also still be that number.
+ */
+export function stageUpdate(
+  orgId: string,
+  stage: { execution_id: number; name: string },
+  from: readonly StageStatus[],
+  changes: Partial<StageItem> & { status: StageStatus },
+  attempts?: number,
+): TransactItem {
+  const set = setClause(changes);
+  const conditions = [statusIn('#status', from), ...(attempts === undefined ? [] : ['attempts = :attempts'])];
+  return {
+    Update: {
+      Key: executionKeys.stage(orgId, stage.execution_id, stage.name),
+      UpdateExpression: set.expression,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: {
+        ...set.values,
+        ...fromValues(from),
+        ...(attempts === undefined ? {} : { ':attempts': attempts }),
+      },
+    },
+    reason: 'stage-moved',
+  };
+}
+
+/** The update of an execution from one of `from` to `changes`, refused with `execution-ended` otherwise. */
+export function executionUpdate(
+  orgId: string,
+  execution: { pipeline_id: number; id: number },
+  from: readonly ExecutionStatus[],
+  changes: Partial<ExecutionItem> & { status: ExecutionStatus },
+): TransactItem {
+  const set = setClause(changes);
+  return {
+    Update: {
+      Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
+      UpdateExpression: set.expression,
+      ConditionExpression: statusIn('#status', from),
+      ExpressionAttributeNames: set.names,
+      ExpressionAttributeValues: { ...set.values, ...fromValues(from) },
+    },
+    reason: 'execution-ended',
+  };
+}
+
+/** Runs one conditional update alone: true when it landed, false when its condition refused it. */
+export async function tryUpdate(write: TransactItem): Promise<boolean> {
+  if (!('Update' in write)) throw new Error('tryUpdate takes an Update');
+  try {
+    await table.update({ ...write.Update, reason: write.reason ?? 'changed' });
+    return true;
+  } catch (error) {
+    if (isConditionFailed(error)) return false;
+    throw error;
+  }
+}
+
+/** Moves every stage of `stages` still in one of `from` to `to` (each conditionally); the names moved. */
+export async function moveStages(
+  orgId: string,
+  stages: StageItem[],
+  from: readonly StageStatus[],
+  to: StageStatus,
+  at: string,
+): Promise<string[]> {
+  const candidates = stages.filter((stage) => from.includes(stage.status));
+  const moved = await Promise.all(
+    candidates.map((stage) => tryUpdate(stageUpdate(orgId, stage, from, { status: to, finished_at: at }))),
+  );
+  return candidates.filter((_, at) => moved[at]).map((stage) => stage.name);
+}

@@ -1,0 +1,200 @@
+import { activityActor } from '#lib/activity/activity-log';
+import type { Page, PageRequest } from '#lib/db/paging';
+import { transact } from '#lib/db/transactions';
+import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '#lib/errors';
+import { requirePrincipal } from '#lib/identity/access';
+import type { RequestContext } from '#lib/kernel/context';
+import {
+  DEFAULT_STAGE_TOKEN_ESTIMATE,
+  type Execution,
+  type ExecutionItem,
+  executionKeys,
+  FINISHED_EXECUTION,
+  type StageItem,
+  type StageMessage,
+  toExecution,
+} from '#lib/pipelines/execution-keys';
+import {
+  executionPage,
+  executionUpdate,
+  getExecutionItem,
+  moveStages,
+  newExecutionTransactions,
+  nextExecutionId,
+  stageItems,
+  tryUpdate,
+} from '#lib/pipelines/execution-records';
+import type { PipelineItem, Stage } from '#lib/pipelines/pipeline-keys';
+import { pipelineNotFound } from '#lib/pipelines/pipeline-queries';
+import { getPipelineItem } from '#lib/pipelines/pipeline-records';
+import { referencedInputs } from '#lib/pipelines/pipeline-variables';
+import { getBalance } from '#lib/tokens/ledger';
+
+/**
+ * Starting, reading and cancelling pipeline executions. How a started execution runs stage by stage:
+ * lib/pipelines/stage-run.ts.
+ */
+
+export const executionNotFound = () => new NotFoundError('Execution not found');
+
+/** A stage's share of the estimate: its `config.max_tokens`, else the default. */
+const stageEstimate = (stage: Stage) =>
+  typeof stage.config.max_tokens === 'number' ? stage.config.max_tokens : DEFAULT_STAGE_TOKEN_ESTIMATE;
+
+/** Sends one attempt of a stage to the stage queue. */
+export async function sendStage(ctx: RequestContext, message: StageMessage, delaySeconds = 0): Promise<void> {
+  await ctx.ports.queue.send('pipeline-stage', message, delaySeconds > 0 ? { delaySeconds } : undefined);
+}
+
+/**
+ * POST /agent-pipelines/{id}/execute. Refused before anything is written when the stages reference
+ * inputs the call lacks (400, one detail per input) or when the balance is below the estimate (402,
+ * `needed` and `available`): the sum over stages of `config.max_tokens`, or DEFAULT_STAGE_TOKEN_ESTIMATE
+ * each. Tokens are consumed per stage as each succeeds, not reserved here.
+ *
+ * The stages are written before the execution (lib/pipelines/execution-records.ts), the root stages
+ * already `queued`: only this request sends their messages, so each is enqueued once without a
+ * further conditional update.
+ */
+export async function executePipeline(
+  ctx: RequestContext,
+  pipelineId: number,
+  inputs: Record<string, unknown>,
+): Promise<Execution> {
+  const principal = requirePrincipal(ctx);
+  const orgId = principal.orgId;
+  const pipeline = await getPipelineItem({ orgId, id: pipelineId });
+  if (!pipeline) throw pipelineNotFound();
+
+  const missing = referencedInputs(pipeline.stages).filter((field) => inputs[field] === undefined);
+  if (missing.length > 0) {
+    throw new ValidationError(
+      'The pipeline’s stages reference inputs the request does not give',
+      missing.map((field) => ({ path: `inputs.${field}`, message: 'is referenced by a stage and required' })),
+    );
+  }
+  const needed = pipeline.stages.reduce((sum, stage) => sum + stageEstimate(stage), 0);
+  const { balance: available } = await getBalance(orgId);
+  if (available < needed) {
+    throw new PaymentRequiredError('The token balance is below the execution’s estimate', [
+      {
+        path: 'inputs',
+        message: `needs an estimated ${needed} tokens, the balance has ${available}`,
+        needed,
+        available,
+      },
+    ]);
+  }
+
+  const id = await nextExecutionId(orgId);
+  const at = ctx.ports.clock.now().toISOString();
+  const execution: ExecutionItem = {
+    ...executionKeys.byId(orgId, pipelineId, id),
+    id,
+    pipeline_id: pipelineId,
+    pipeline_name: pipeline.name,
+    version: pipeline.version,
+    status: 'running',
+    inputs,
+    stages_total: pipeline.stages.length,
+    stages_succeeded: 0,
+    tokens_used: 0,
+    started_at: at,
+    finished_at: null,
+    created_by: activityActor(principal).actor_id,
+  };
+  const stages = stageItemsOf(orgId, pipeline, id);
+  for (const group of newExecutionTransactions(execution, stages)) await transact(group);
+  for (const stage of stages.filter((item) => item.status === 'queued')) {
+    await sendStage(ctx, { org_id: orgId, pipeline_id: pipelineId, execution_id: id, stage: stage.name, attempt: 1 });
+  }
+  return toExecution(execution, stages);
+}
+
+function stageItemsOf(orgId: string, pipeline: PipelineItem, executionId: number): StageItem[] {
+  const dependents = new Map<string, string[]>(pipeline.stages.map((stage) => [stage.name, []]));
+  for (const stage of pipeline.stages) {
+    for (const dependency of stage.depends_on) dependents.get(dependency)?.push(stage.name);
+  }
+  return pipeline.stages.map((stage) => ({
+    ...executionKeys.stage(orgId, executionId, stage.name),
+    execution_id: executionId,
+    pipeline_id: pipeline.id,
+    name: stage.name,
+    agent: stage.agent,
+    order: stage.order,
+    depends_on: stage.depends_on,
+    dependents: dependents.get(stage.name) ?? [],
+    remaining: stage.depends_on.length,
+    config: stage.config,
+    status: stage.depends_on.length === 0 ? 'queued' : 'pending',
+    attempts: 0,
+    output: null,
+    error: null,
+    tokens_used: 0,
+    started_at: null,
+    finished_at: null,
+  }));
+}
+
+async function requirePipeline(orgId: string, pipelineId: number): Promise<void> {
+  if (!(await getPipelineItem({ orgId, id: pipelineId }))) throw pipelineNotFound();
+}
+
+/** GET /agent-pipelines/{id}/executions: newest first, each with its stages. */
+export async function listExecutions(
+  ctx: RequestContext,
+  pipelineId: number,
+  page: PageRequest,
+): Promise<Page<Execution>> {
+  const orgId = requirePrincipal(ctx).orgId;
+  await requirePipeline(orgId, pipelineId);
+  const found = await executionPage(orgId, pipelineId, page);
+  const stages = await Promise.all(found.items.map((item) => stageItems(orgId, item.id)));
+  return { items: found.items.map((item, at) => toExecution(item, stages[at] ?? [])), total: found.total };
+}
+
+/** GET /agent-pipelines/{id}/executions/{executionId}. */
+export async function getExecution(ctx: RequestContext, pipelineId: number, id: number): Promise<Execution> {
+  const orgId = requirePrincipal(ctx).orgId;
+  const item = await getExecutionItem({ orgId, pipelineId, id });
+  if (!item) throw executionNotFound();
+  return toExecution(item, await stageItems(orgId, id));
+}
+
+/**
+ * POST /agent-pipelines/{id}/executions/{executionId}/cancel: a queued or running execution becomes
+ * `cancelled`, and so do its stages not started yet (pending, queued). A stage running at that moment
+ * finishes its run; its result is kept on the stage, which ends `cancelled`, and no dependent starts.
+ * An execution already finished is 409.
+ */
+export async function cancelExecution(ctx: RequestContext, pipelineId: number, id: number): Promise<Execution> {
+  const orgId = requirePrincipal(ctx).orgId;
+  const item = await getExecutionItem({ orgId, pipelineId, id });
+  if (!item) throw executionNotFound();
+  if (FINISHED_EXECUTION.has(item.status) || !(await cancelItem(ctx, orgId, item))) {
+    const latest = (await getExecutionItem({ orgId, pipelineId, id })) ?? item;
+    throw new ConflictError(`The execution has already ended (${latest.status})`, [
+      { path: 'status', message: `is ${latest.status}` },
+    ]);
+  }
+  return await getExecution(ctx, pipelineId, id);
+}
+
+async function cancelItem(ctx: RequestContext, orgId: string, item: ExecutionItem): Promise<boolean> {
+  const at = ctx.ports.clock.now().toISOString();
+  const cancelled = await tryUpdate(
+    executionUpdate(orgId, item, ['queued', 'running'], { status: 'cancelled', finished_at: at }),
+  );
+  if (cancelled) await moveStages(orgId, await stageItems(orgId, item.id), ['pending', 'queued'], 'cancelled', at);
+  return cancelled;
+}
+
+/** Cancels every queued or running execution of a pipeline (its delete does this first); how many. */
+export async function cancelActiveExecutions(ctx: RequestContext, orgId: string, pipelineId: number): Promise<number> {
+  const active = await executionPage(orgId, pipelineId, { limit: Number.MAX_SAFE_INTEGER, offset: 0 }, (item) =>
+    ['queued', 'running'].includes(item.status),
+  );
+  const cancelled = await Promise.all(active.items.map((item) => cancelItem(ctx, orgId, item)));
+  return cancelled.filter(Boolean).length;
+}

@@ -1,0 +1,253 @@
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { isConditionFailed } from '#lib/errors';
+import type { RequestContext } from '#lib/kernel/context';
+import type { AgentRunResult } from '#lib/kernel/ports';
+import { logger } from '#lib/logger';
+import {
+  type ExecutionItem,
+  executionKeys,
+  type StageItem,
+  type StageMessage,
+  toExecution,
+} from '#lib/pipelines/execution-keys';
+import {
+  executionUpdate,
+  getExecutionItem,
+  moveStages,
+  stageItems,
+  stageUpdate,
+  tryUpdate,
+} from '#lib/pipelines/execution-records';
+import { sendStage } from '#lib/pipelines/executions';
+import { getBalance, ledgerWrites } from '#lib/tokens/ledger';
+import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
+import { prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
+
+/**
+ * How a stage's attempt ends (lib/pipelines/stage-run.ts runs it).
+ *
+ * Success is one transaction: the stage `running → succeeded` with its output, the execution's
+ * `stages_succeeded` and `tokens_used` raised, the tokens consumed from the balance (reference
+ * `pipeline-<execution>-<stage>`, so a stage is never debited twice) and every dependent's `remaining`
+ * counted down. Then each dependent read back at 0 goes `pending → queued` by a conditional update and
+ * only the update that lands sends its message: a fan-in stage starts once however many of its
+ * dependencies finish at the same moment, and however often their messages are delivered. The last
+ * stage to succeed ends the execution (`running → succeeded`, `pipeline_completed`).
+ *
+ * A failed attempt goes back to `queued` and is sent again after a delay, up to MAX_STAGE_ATTEMPTS
+ * attempts; then the stage fails, the execution fails, its stages not yet started are `skipped`, and
+ * `pipeline_failed` is emitted. A run the balance cannot pay fails at once (402 semantics: no retry).
+ */
+
+export const MAX_STAGE_ATTEMPTS = 3;
+/** Seconds before the second and third attempts. */
+export const STAGE_RETRY_DELAYS_SECONDS = [2, 8];
+
+/** Dependents counted down inside the success transaction (100 items at most, with room for the rest). */
+const DEPENDENTS_IN_TRANSACTION = 90;
+const DEBIT_ROUNDS = 20;
+
+export interface StageRun {
+  orgId: string;
+  execution: ExecutionItem;
+  stage: StageItem;
+  message: StageMessage;
+}
+
+export type StageOutcome = 'succeeded' | 'retrying' | 'failed' | 'cancelled' | 'ignored';
+
+export async function stageSucceeded(
+  ctx: RequestContext,
+  run: StageRun,
+  result: AgentRunResult,
+): Promise<StageOutcome> {
+  const { orgId, execution, stage, message } = run;
+  const tokens = Math.max(0, result.usage.total_tokens);
+  for (let round = 1; ; round += 1) {
+    const now = ctx.ports.clock.now();
+    const at = now.toISOString();
+    const { balance } = await getBalance(orgId);
+    if (balance < tokens) {
+      const error = `The token balance (${balance}) cannot pay for the stage's run (${tokens} tokens)`;
+      return await stageFailed(ctx, run, error, { retry: false });
+    }
+    const debit = debitWrites(run, tokens, balance, now);
+    const countdowns = stage.dependents.slice(0, DEPENDENTS_IN_TRANSACTION).map((name) => countdown(run, name));
+    const stageDone = stageUpdate(
+      orgId,
+      stage,
+      ['running'],
+      { status: 'succeeded', output: result.output, tokens_used: tokens, finished_at: at, error: null },
+      message.attempt,
+    );
+    try {
+      await transact([stageDone, executionAdd(orgId, execution, tokens), ...debit, ...countdowns]);
+      break;
+    } catch (error) {
+      if (isConditionFailed(error, 'balance-moved') && round < DEBIT_ROUNDS) continue;
+      if (!isConditionFailed(error, 'execution-ended')) throw error;
+      // Cancelled while the agent worked: the output and the tokens it used are kept, nothing follows.
+      const kept = stageUpdate(
+        orgId,
+        stage,
+        ['running'],
+        { status: 'cancelled', output: result.output, tokens_used: tokens, finished_at: at },
+        message.attempt,
+      );
+      await transact([kept, ...debit]).catch((failure: Error) => {
+        if (!isConditionFailed(failure)) throw failure;
+      });
+      return 'cancelled';
+    }
+  }
+  for (const name of stage.dependents.slice(DEPENDENTS_IN_TRANSACTION)) await transact([countdown(run, name)]);
+  await startReadyDependents(ctx, run);
+  await completeIfDone(ctx, run);
+  return 'succeeded';
+}
+
+function debitWrites(run: StageRun, tokens: number, balance: number, now: Date): TransactItem[] {
+  if (tokens <= 0) return [];
+  return ledgerWrites({
+    orgId: run.orgId,
+    type: 'consume',
+    amount: -tokens,
+    action: 'pipeline_stage',
+    referenceId: `pipeline-${run.execution.id}-${run.stage.name}`,
+    metadata: { pipeline_id: run.execution.pipeline_id, execution_id: run.execution.id, stage: run.stage.name },
+    actor: `pipeline:${run.execution.pipeline_id}`,
+    now,
+    balanceBefore: balance,
+  }).writes;
+}
+
+const executionAdd = (orgId: string, execution: ExecutionItem, tokens: number): TransactItem => ({
+  Update: {
+    Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
+    UpdateExpression: 'ADD stages_succeeded :one, tokens_used :tokens',
+    ConditionExpression: '#status = :running',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':one': 1, ':tokens': tokens, ':running': 'running' },
+  },
+  reason: 'execution-ended',
+});
+
+const countdown = (run: StageRun, name: string): TransactItem => ({
+  Update: {
+    Key: executionKeys.stage(run.orgId, run.execution.id, name),
+    UpdateExpression: 'ADD remaining :minus',
+    ExpressionAttributeValues: { ':minus': -1 },
+  },
+});
+
+/** Each dependent now at `remaining` 0 is queued by the one conditional update that lands, and sent. */
+async function startReadyDependents(ctx: RequestContext, run: StageRun): Promise<void> {
+  if (run.stage.dependents.length === 0) return;
+  const wanted = new Set(run.stage.dependents);
+  const ready = (await stageItems(run.orgId, run.execution.id)).filter(
+    (item) => wanted.has(item.name) && item.remaining <= 0 && item.status === 'pending',
+  );
+  await Promise.all(
+    ready.map(async (item) => {
+      if (!(await tryUpdate(stageUpdate(run.orgId, item, ['pending'], { status: 'queued' })))) return;
+      await sendStage(ctx, { ...run.message, stage: item.name, attempt: 1 });
+    }),
+  );
+}
+
+/** The execution and its stages as events carry them: without the stages' outputs, to stay small. */
+async function eventData(orgId: string, execution: ExecutionItem): Promise<Record<string, unknown>> {
+  const stages = await stageItems(orgId, execution.id);
+  const record = toExecution(execution, stages);
+  return {
+    execution: {
+      ...record,
+      pipeline_name: execution.pipeline_name,
+      stages: record.stages.map(({ output: _output, ...rest }) => rest),
+    },
+  };
+}
+
+/** Ends the execution with `to` (from running) and emits `type` with it; false when it had ended. */
+async function endExecution(
+  ctx: RequestContext,
+  orgId: string,
+  execution: ExecutionItem,
+  to: 'succeeded' | 'failed',
+  type: WebhookEvent,
+  alsoWrite: TransactItem[] = [],
+): Promise<boolean> {
+  const now = ctx.ports.clock.now();
+  const ended: ExecutionItem = { ...execution, status: to, finished_at: now.toISOString() };
+  const event = await prepareEvent(orgId, type, await eventData(orgId, ended), now);
+  try {
+    await transact([
+      executionUpdate(orgId, execution, ['running'], { status: to, finished_at: ended.finished_at }),
+      ...alsoWrite,
+      ...(event ? [event.write] : []),
+    ]);
+  } catch (error) {
+    if (!isConditionFailed(error, 'execution-ended')) throw error;
+    return false;
+  }
+  if (event) await queuePrepared(ctx, event);
+  return true;
+}
+
+async function completeIfDone(ctx: RequestContext, run: StageRun): Promise<void> {
+  const latest = await getExecutionItem({
+    orgId: run.orgId,
+    pipelineId: run.execution.pipeline_id,
+    id: run.execution.id,
+  });
+  if (latest?.status !== 'running' || latest.stages_succeeded < latest.stages_total) return;
+  await endExecution(ctx, run.orgId, latest, 'succeeded', 'pipeline_completed');
+}
+
+/**
+ * A failed attempt: sent again after its delay while attempts remain and `retry` allows, else the stage
+ * and the execution fail and the stages not started are skipped.
+ */
+export async function stageFailed(
+  ctx: RequestContext,
+  run: StageRun,
+  error: string,
+  options: { retry: boolean; retryDelaysSeconds?: number[] },
+): Promise<StageOutcome> {
+  const { orgId, stage, message } = run;
+  const at = ctx.ports.clock.now().toISOString();
+  if (options.retry && message.attempt < MAX_STAGE_ATTEMPTS) {
+    const delays = options.retryDelaysSeconds ?? STAGE_RETRY_DELAYS_SECONDS;
+    const back = stageUpdate(orgId, stage, ['running'], { status: 'queued', error }, message.attempt);
+    if (!(await tryUpdate(back))) return 'ignored';
+    const delay = delays[message.attempt - 1] ?? delays.at(-1) ?? 0;
+    await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, delay);
+    return 'retrying';
+  }
+  const stageFail = stageUpdate(
+    orgId,
+    stage,
+    ['running'],
+    { status: 'failed', error, finished_at: at },
+    message.attempt,
+  );
+  const latest =
+    (await getExecutionItem({ orgId, pipelineId: stage.pipeline_id, id: stage.execution_id })) ?? run.execution;
+  try {
+    const ended =
+      latest.status === 'running' && (await endExecution(ctx, orgId, latest, 'failed', 'pipeline_failed', [stageFail]));
+    if (!ended) await transact([stageFail]);
+  } catch (failure) {
+    if (!isConditionFailed(failure, 'stage-moved')) throw failure;
+    return 'ignored';
+  }
+  const skipped = await moveStages(
+    orgId,
+    await stageItems(orgId, stage.execution_id),
+    ['pending', 'queued'],
+    'skipped',
+    at,
+  );
+  logger.info('pipeline stage failed', { orgId, executionId: stage.execution_id, stage: stage.name, error, skipped });
+  return 'failed';
+}

@@ -1,0 +1,166 @@
+import * as z from 'zod';
+import { getAgentByName } from '#lib/agents/agent-records';
+import { llmConnection } from '#lib/agents/agent-tick';
+import { AgentRunError } from '#lib/errors';
+import type { RequestContext } from '#lib/kernel/context';
+import type { AgentProfile, AgentRunResult } from '#lib/kernel/ports';
+import { logger } from '#lib/logger';
+import type { StageItem, StageMessage as StageMessageBody } from '#lib/pipelines/execution-keys';
+import { getExecutionItem, moveStages, stageItems, stageUpdate, tryUpdate } from '#lib/pipelines/execution-records';
+import { stageTimeoutSec } from '#lib/pipelines/pipeline-keys';
+import { type StageOutcome, type StageRun, stageFailed, stageSucceeded } from '#lib/pipelines/stage-finish';
+import { resolveVariables } from '#lib/pipelines/stage-variables';
+import { builtInBySlug } from '#lib/templates/built-in-templates';
+import { getTemplateItemBySlug } from '#lib/templates/template-records';
+
+/**
+ * One message of the stage queue (functions/queue/pipeline-stage): one attempt of one stage.
+ *
+ * The attempt is claimed first: `queued → running` on condition that the stage is queued and has
+ * started `attempt - 1` attempts. A message whose claim is refused (a duplicate, a redelivery, an
+ * attempt already superseded; the stage running, succeeded, failed, skipped or cancelled) is
+ * acknowledged and does nothing, so at-least-once delivery runs each attempt at most once. A message
+ * for a cancelled execution cancels its stage (if not started) and stops; one for a failed execution
+ * does nothing (its stages were skipped).
+ *
+ * The claimed stage's config has its variables filled in (lib/pipelines/stage-variables.ts) from the
+ * inputs, its succeeded ancestors' outputs and the built-ins, and its agent is run through the runner
+ * port, raced against the stage's timeout (a timeout is a failed attempt). How it ends:
+ * lib/pipelines/stage-finish.ts.
+ */
+
+export const StageMessage = z.object({
+  org_id: z.string().min(1).max(64),
+  pipeline_id: z.number().int().positive(),
+  execution_id: z.number().int().positive(),
+  stage: z.string().min(1).max(64),
+  attempt: z.number().int().min(1).max(100),
+});
+
+export interface StagePolicy {
+  /** Seconds before each attempt after the first (the last repeats). */
+  retryDelaysSeconds?: number[];
+  /** A stage's time limit in ms; its `config.timeout_sec` by default. */
+  timeoutMsOf?: (stage: StageItem) => number;
+}
+
+/** An agent or template the stage names that is gone: the stage fails without retrying. */
+class UnknownAgentError extends Error {}
+
+async function profileOf(orgId: string, name: string): Promise<AgentProfile> {
+  const agent = await getAgentByName({ orgId, name, consistent: true });
+  if (agent) {
+    return {
+      name: agent.name,
+      model: agent.model,
+      identity: agent.identity ?? '',
+      soul_content: agent.soul_content ?? '',
+      core_rules: agent.core_rules ?? '',
+      tools: agent.tools ?? [],
+    };
+  }
+  const template = builtInBySlug(name) ?? (await getTemplateItemBySlug({ orgId, slug: name }));
+  if (!template || ('status' in template && template.status !== 'active')) {
+    throw new UnknownAgentError(`The stage's agent ${name} is neither an agent nor an active template`);
+  }
+  return {
+    name: template.slug,
+    model: template.model,
+    identity: template.identity,
+    soul_content: template.soul_content,
+    core_rules: template.core_rules,
+    tools: template.tools,
+  };
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new AgentRunError(`The stage ran longer than its ${ms / 1000} s limit`, { retryable: true })),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export async function processStageMessage(
+  ctx: RequestContext,
+  message: StageMessageBody,
+  policy: StagePolicy = {},
+): Promise<StageOutcome> {
+  const orgId = message.org_id;
+  const execution = await getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id });
+  const stages = execution ? await stageItems(orgId, execution.id) : [];
+  const stage = stages.find((item) => item.name === message.stage);
+  if (!execution || !stage) {
+    logger.warn('pipeline stage message for an unknown execution or stage; dropped', { ...message });
+    return 'ignored';
+  }
+  const at = ctx.ports.clock.now().toISOString();
+  if (execution.status === 'cancelled') {
+    await moveStages(orgId, [stage], ['pending', 'queued'], 'cancelled', at);
+    return 'cancelled';
+  }
+  if (execution.status !== 'running') return 'ignored';
+  const claim = stageUpdate(
+    orgId,
+    stage,
+    ['queued'],
+    { status: 'running', attempts: message.attempt, started_at: at, error: null },
+    message.attempt - 1,
+  );
+  if (!(await tryUpdate(claim))) return 'ignored';
+
+  const run: StageRun = { orgId, execution, stage: { ...stage, status: 'running' }, message };
+  let result: AgentRunResult;
+  try {
+    const outputs = Object.fromEntries(
+      stages.filter((item) => item.status === 'succeeded').map((item) => [item.name, item.output]),
+    );
+    const inputs = execution.inputs ?? {};
+    const config = resolveVariables(stage.config, {
+      inputs,
+      outputs,
+      builtIns: {
+        execution_id: execution.id,
+        pipeline_id: execution.pipeline_id,
+        pipeline_name: execution.pipeline_name,
+        stage_name: stage.name,
+        now: at,
+        task_id: inputs.task_id ?? '',
+      },
+    }) as Record<string, unknown>;
+    const instructions = [config.prompt, config.instructions].find((value) => typeof value === 'string');
+    const maxTokens = typeof config.max_tokens === 'number' ? config.max_tokens : undefined;
+    const agent = await profileOf(orgId, stage.agent);
+    const timeoutMs = policy.timeoutMsOf?.(stage) ?? stageTimeoutSec(stage) * 1000;
+    result = await withTimeout(
+      (async () =>
+        ctx.ports.runner.run({
+          orgId,
+          agent,
+          instructions: (instructions as string | undefined) ?? stage.name,
+          input: { ...config, inputs },
+          ...(maxTokens !== undefined ? { maxTokens } : {}),
+          connection: ctx.ports.runner.kind === 'provider' ? await llmConnection(ctx, orgId) : undefined,
+        }))(),
+      timeoutMs,
+    );
+  } catch (error) {
+    if (!(error instanceof AgentRunError) && !(error instanceof UnknownAgentError)) {
+      logger.error('pipeline stage run failed unexpectedly', { ...message, error: error as Error });
+    }
+    const known = error instanceof AgentRunError || error instanceof UnknownAgentError;
+    const reason = known ? (error as Error).message : 'The run failed unexpectedly';
+    return await stageFailed(ctx, run, reason, {
+      retry: !(error instanceof UnknownAgentError),
+      ...(policy.retryDelaysSeconds ? { retryDelaysSeconds: policy.retryDelaysSeconds } : {}),
+    });
+  }
+  return await stageSucceeded(ctx, run, result);
+}

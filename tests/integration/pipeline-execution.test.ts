@@ -1,0 +1,392 @@
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
+import { handler as tokens } from '#functions/http/tokens';
+import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
+import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import { AgentRunError } from '#lib/errors';
+import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
+import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+
+/**
+ * Pipeline executions end to end in one process: the agent-pipelines function starts an execution, the
+ * in-process queue hands each stage message to the real stage consumer, which runs a test runner and
+ * writes to DynamoDB Local. Retry delays are 10 ms instead of seconds.
+ */
+
+interface RunRecord {
+  stage: string;
+  request: AgentRunRequest;
+  startedAt: number;
+  endedAt: number;
+}
+
+interface TestRunner extends AgentRunner {
+  runs: RunRecord[];
+  /** Resolves when a run of `stage` has started. */
+  started(stage: string): Promise<void>;
+}
+
+/**
+ * A runner that records each run (the stage is `input.stage`, which every test config sets), answers
+ * `{ summary, stage, echo }` with 100 tokens, sleeps `sleepMs` as the work, fails the stages `failing`
+ * names (retryable), and holds the stages `held` names until `release()`.
+ */
+function testRunner(
+  options: { sleepMs?: number; failing?: string[]; held?: Promise<void>; heldStages?: string[] } = {},
+) {
+  const runs: RunRecord[] = [];
+  const waiting = new Map<string, Array<() => void>>();
+  const startedStages = new Set<string>();
+  const runner: TestRunner = {
+    kind: 'local',
+    runs,
+    started(stage) {
+      if (startedStages.has(stage)) return Promise.resolve();
+      return new Promise((resolve) => waiting.set(stage, [...(waiting.get(stage) ?? []), resolve]));
+    },
+    async run(request) {
+      const stage = String(request.input.stage);
+      const startedAt = performance.now();
+      startedStages.add(stage);
+      for (const resolve of waiting.get(stage) ?? []) resolve();
+      if (options.heldStages?.includes(stage)) await options.held;
+      if (options.sleepMs) await new Promise((resolve) => setTimeout(resolve, options.sleepMs));
+      runs.push({ stage, request, startedAt, endedAt: performance.now() });
+      if (options.failing?.includes(stage)) throw new AgentRunError(`${stage} broke`, { retryable: true });
+      return {
+        output: { summary: `${stage} done`, stage, echo: request.input, nested: { deep: `${stage}-deep` } },
+        usage: { input_tokens: 60, output_tokens: 40, total_tokens: 100 },
+        model: 'test-model',
+      };
+    },
+  };
+  return runner;
+}
+
+const queues: MemoryQueue[] = [];
+afterEach(() => {
+  for (const queue of queues.splice(0)) queue.close();
+});
+
+/**
+ * The API and a queue whose stage consumer is the real handler with `runner`. With `twice`, every
+ * message the service sends is sent two times (a queue that delivers everything twice).
+ */
+function engine(runner: AgentRunner, options: { twice?: boolean } = {}) {
+  const consumers: MemoryQueueOptions['consumers'] = {};
+  const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
+  queues.push(memory);
+  const queue: MessageQueue = options.twice
+    ? {
+        async send(name, body, sendOptions) {
+          await memory.send(name, body, sendOptions);
+          await memory.send(name, body, sendOptions);
+        },
+      }
+    : memory;
+  consumers['pipeline-stage'] = pipelineStageHandler({ ports: { queue, runner }, retryDelaysSeconds: [0.01, 0.01] });
+  return { api: agentPipelinesHandler({ ports: { queue } }), queue: memory };
+}
+
+beforeAll(async () => {
+  await newUser('instanceadmin');
+});
+
+const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
+
+const stage = (name: string, dependsOn: string[] = [], config: Record<string, unknown> = {}) => ({
+  name,
+  agent: 'qa-tester',
+  depends_on: dependsOn,
+  // A new organization holds 10,000 tokens; a 200-token cap keeps the estimate of 22 stages below that.
+  config: { stage: name, max_tokens: 200, ...config },
+});
+
+type Api = ReturnType<typeof engine>['api'];
+
+async function createPipeline(api: Api, user: TestUser, stages: unknown[]): Promise<number> {
+  const response = await call(api, 'POST', '/agent-pipelines', as(user, { body: { name: `P${Date.now()}`, stages } }));
+  if (response.status !== 201) throw new Error(`create failed: ${JSON.stringify(response.body)}`);
+  return response.body.data.id;
+}
+
+async function execute(api: Api, user: TestUser, id: number, inputs: Record<string, unknown> = {}) {
+  const response = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs } }));
+  if (response.status !== 202) throw new Error(`execute failed: ${JSON.stringify(response.body)}`);
+  return response.body.data as { id: number; status: string; stages: Array<Record<string, unknown>> };
+}
+
+async function readExecution(api: Api, user: TestUser, id: number, executionId: number) {
+  const response = await call(api, 'GET', `/agent-pipelines/${id}/executions/${executionId}`, as(user));
+  return response.body.data;
+}
+
+const statusesOf = (execution: { stages: Array<{ name: string; status: string }> }) =>
+  Object.fromEntries(execution.stages.map((item) => [item.name, item.status]));
+
+const runsOf = (runner: TestRunner, name: string) => runner.runs.filter((run) => run.stage === name);
+
+const balanceOf = async (user: TestUser): Promise<number> =>
+  (await call(tokens, 'GET', '/tokens/balance', as(user))).body.data.balance;
+
+describe('executing a pipeline', () => {
+  it('runs a linear chain in order, consumes each stage’s tokens and succeeds', async () => {
+    // Prepare
+    const user = await newUser('chain');
+    const runner = testRunner();
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a']), stage('c', ['b'])]);
+    const before = await balanceOf(user);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(started).toMatchObject({ status: 'running', pipeline_id: id, stages_total: 3, finished_at: null });
+    expect(statusesOf(started as never)).toEqual({ a: 'queued', b: 'pending', c: 'pending' });
+    expect(runner.runs.map((run) => run.stage)).toEqual(['a', 'b', 'c']);
+    expect(done).toMatchObject({ status: 'succeeded', stages_succeeded: 3, tokens_used: 300 });
+    expect(done.finished_at).toEqual(expect.any(String));
+    expect(statusesOf(done)).toEqual({ a: 'succeeded', b: 'succeeded', c: 'succeeded' });
+    expect(done.stages[0]).toMatchObject({ attempts: 1, tokens_used: 100, output: { summary: 'a done' } });
+    expect(await balanceOf(user)).toBe(before - 300);
+  });
+
+  it('runs a diamond’s last stage once, after both of its dependencies', async () => {
+    // Prepare
+    const user = await newUser('diamond');
+    const runner = testRunner({ sleepMs: 20 });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [
+      stage('a'),
+      stage('b', ['a']),
+      stage('c', ['a']),
+      stage('d', ['b', 'c']),
+    ]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done.status).toBe('succeeded');
+    const [d] = runsOf(runner, 'd');
+    expect(runsOf(runner, 'd')).toHaveLength(1);
+    const parentsEnded = Math.max(...['b', 'c'].map((name) => runsOf(runner, name)[0]?.endedAt ?? Infinity));
+    expect(d?.startedAt).toBeGreaterThanOrEqual(parentsEnded);
+  });
+
+  it('fans out to 20 parallel stages and back in to one', async () => {
+    // Prepare
+    const user = await newUser('fanout');
+    const runner = testRunner();
+    const { api, queue } = engine(runner);
+    const middle = Array.from({ length: 20 }, (_, at) => `m${at}`);
+    const id = await createPipeline(api, user, [
+      stage('root'),
+      ...middle.map((name) => stage(name, ['root'])),
+      stage('join', middle),
+    ]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done).toMatchObject({ status: 'succeeded', stages_succeeded: 22, tokens_used: 2200 });
+    expect(runner.runs).toHaveLength(22);
+    expect(runsOf(runner, 'join')).toHaveLength(1);
+  });
+
+  it('fills in inputs, ancestors’ outputs and built-ins in the configs the runner receives', async () => {
+    // Prepare
+    const user = await newUser('variables');
+    const runner = testRunner();
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [
+      stage('plan', [], { prompt: 'Plan {{input.feature}} for {{ input.repo.name }}' }),
+      stage('build', ['plan'], {
+        instructions: 'Build after {{plan.summary}} ({{plan.nested.deep}})',
+        plan: '{{plan.nested}}',
+        meta: ['{{execution_id}}', '{{pipeline_id}}', '{{stage_name}}', '{{task_id}}', '{{pipeline_name}}'],
+      }),
+    ]);
+
+    // Act
+    const started = await execute(api, user, id, { feature: 'search', repo: { name: 'shop' }, task_id: 42 });
+    await queue.drain();
+
+    // Assess
+    const [plan] = runsOf(runner, 'plan');
+    const [build] = runsOf(runner, 'build');
+    expect(plan?.request.instructions).toBe('Plan search for shop');
+    expect(plan?.request.input.inputs).toEqual({ feature: 'search', repo: { name: 'shop' }, task_id: 42 });
+    expect(build?.request.instructions).toBe('Build after plan done (plan-deep)');
+    expect(build?.request.input.plan).toEqual({ deep: 'plan-deep' });
+    expect(build?.request.input.meta).toEqual([started.id, id, 'build', 42, expect.stringMatching(/^P\d+$/)]);
+    expect(build?.request.agent.name).toBe('qa-tester');
+  });
+
+  it('retries a failing stage, then fails the execution and skips the stages after it', async () => {
+    // Prepare
+    const user = await newUser('failing');
+    const runner = testRunner({ failing: ['b'] });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a']), stage('c', ['b']), stage('d', ['c'])]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(runsOf(runner, 'b')).toHaveLength(3);
+    expect(runsOf(runner, 'c')).toHaveLength(0);
+    expect(done.status).toBe('failed');
+    expect(done.finished_at).toEqual(expect.any(String));
+    expect(statusesOf(done)).toEqual({ a: 'succeeded', b: 'failed', c: 'skipped', d: 'skipped' });
+    expect(done.stages[1]).toMatchObject({ attempts: 3, error: 'b broke', tokens_used: 0 });
+    expect(done.tokens_used).toBe(100);
+  });
+
+  it('cancels a running execution: the running stage ends cancelled and nothing after it runs', async () => {
+    // Prepare
+    const user = await newUser('cancel');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runner = testRunner({ held, heldStages: ['a'] });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a']), stage('c')]);
+    const started = await execute(api, user, id);
+    await runner.started('a');
+    await runner.started('c');
+
+    // Act
+    const cancelled = await call(api, 'POST', `/agent-pipelines/${id}/executions/${started.id}/cancel`, as(user));
+    release();
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+    const again = await call(api, 'POST', `/agent-pipelines/${id}/executions/${started.id}/cancel`, as(user));
+
+    // Assess
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.data.status).toBe('cancelled');
+    expect(done.status).toBe('cancelled');
+    expect(done.stages.find((item: { name: string }) => item.name === 'a')).toMatchObject({
+      status: 'cancelled',
+      output: { summary: 'a done' },
+    });
+    expect(statusesOf(done).b).toBe('cancelled');
+    expect(runsOf(runner, 'b')).toHaveLength(0);
+    expect(again.status).toBe(409);
+  });
+
+  it('answers 402 with needed and available when the balance is below the estimate, writing nothing', async () => {
+    // Prepare
+    const user = await newUser('poor');
+    const { api } = engine(testRunner());
+    const id = await createPipeline(api, user, [stage('a', [], { max_tokens: 900_000_000 }), stage('b')]);
+    const available = await balanceOf(user);
+
+    // Act
+    const response = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs: {} } }));
+    const list = await call(api, 'GET', `/agent-pipelines/${id}/executions`, as(user));
+
+    // Assess
+    expect(response.status).toBe(402);
+    expect(response.body.error.details).toEqual([
+      { path: 'body.inputs', message: expect.any(String), needed: 900_000_200, available },
+    ]);
+    expect(list.body.data).toEqual([]);
+  });
+
+  it('answers 400 naming each referenced input the request lacks', async () => {
+    // Prepare
+    const user = await newUser('noinputs');
+    const { api } = engine(testRunner());
+    const id = await createPipeline(api, user, [stage('a', [], { prompt: '{{input.feature}} in {{input.repo.url}}' })]);
+
+    // Act
+    const response = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs: {} } }));
+
+    // Assess
+    expect(response.status).toBe(400);
+    expect(response.body.error.details.map((detail: { path: string }) => detail.path)).toEqual([
+      'body.inputs.feature',
+      'body.inputs.repo',
+    ]);
+  });
+
+  it('runs each stage once and ends the same when every message is delivered twice', async () => {
+    // Prepare
+    const user = await newUser('twice');
+    const runner = testRunner({ sleepMs: 5 });
+    const { api, queue } = engine(runner, { twice: true });
+    const id = await createPipeline(api, user, [
+      stage('a'),
+      stage('b', ['a']),
+      stage('c', ['a']),
+      stage('d', ['b', 'c']),
+    ]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done).toMatchObject({ status: 'succeeded', stages_succeeded: 4, tokens_used: 400 });
+    expect(runner.runs.map((run) => run.stage).sort()).toEqual(['a', 'b', 'c', 'd']);
+    expect(done.stages.map((item: { attempts: number }) => item.attempts)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('runs independent stages side by side: the total is close to the critical path, not the sum', async () => {
+    // Prepare
+    const user = await newUser('overlap');
+    const runner = testRunner({ sleepMs: 200 });
+    const { api, queue } = engine(runner);
+    const roots = ['r1', 'r2', 'r3', 'r4', 'r5'];
+    const id = await createPipeline(api, user, [...roots.map((name) => stage(name)), stage('join', roots)]);
+
+    // Act
+    const begin = performance.now();
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const elapsed = performance.now() - begin;
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess: the critical path is two runs (400 ms); one after another they would take 1200 ms.
+    expect(done.status).toBe('succeeded');
+    expect(elapsed).toBeGreaterThanOrEqual(400);
+    expect(elapsed).toBeLessThan(900);
+  });
+
+  it('lists a pipeline’s executions newest first and answers 404 for an unknown one', async () => {
+    // Prepare
+    const user = await newUser('listing');
+    const { api, queue } = engine(testRunner());
+    const id = await createPipeline(api, user, [stage('a')]);
+    const first = await execute(api, user, id);
+    const second = await execute(api, user, id);
+    await queue.drain();
+
+    // Act
+    const list = await call(api, 'GET', `/agent-pipelines/${id}/executions`, as(user));
+    const missing = await call(api, 'GET', `/agent-pipelines/${id}/executions/999999`, as(user));
+    const other = await newUser('outsider');
+    const foreign = await call(api, 'GET', `/agent-pipelines/${id}/executions/${first.id}`, as(other));
+
+    // Assess
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((item: { id: number }) => item.id)).toEqual([second.id, first.id]);
+    expect(list.body.meta).toMatchObject({ total: 2 });
+    expect(missing.status).toBe(404);
+    expect(foreign.status).toBe(404);
+  });
+});
