@@ -155,9 +155,22 @@ async function startReadyDependents(ctx: RequestContext, run: StageRun): Promise
   );
 }
 
-/** The execution and its stages as events carry them: without the stages' outputs, to stay small. */
-async function eventData(orgId: string, execution: ExecutionItem): Promise<Record<string, unknown>> {
-  const stages = await stageItems(orgId, execution.id);
+/**
+ * The execution and its stages as events carry them: without the stages' outputs, to stay small.
+ * `ending` is a stage whose change lands in the same transaction as the event, shown as it will be; a
+ * failing execution shows its stages not started as `skipped`, which they become right after.
+ */
+async function eventData(
+  orgId: string,
+  execution: ExecutionItem,
+  ending?: Partial<StageItem> & { name: string },
+): Promise<Record<string, unknown>> {
+  const skipping = execution.status === 'failed';
+  const stages = (await stageItems(orgId, execution.id)).map((item): StageItem => {
+    if (item.name === ending?.name) return { ...item, ...ending };
+    if (skipping && (item.status === 'pending' || item.status === 'queued')) return { ...item, status: 'skipped' };
+    return item;
+  });
   const record = toExecution(execution, stages);
   return {
     execution: {
@@ -175,15 +188,15 @@ async function endExecution(
   execution: ExecutionItem,
   to: 'succeeded' | 'failed',
   type: WebhookEvent,
-  alsoWrite: TransactItem[] = [],
+  ending?: { write: TransactItem; stage: Partial<StageItem> & { name: string } },
 ): Promise<boolean> {
   const now = ctx.ports.clock.now();
   const ended: ExecutionItem = { ...execution, status: to, finished_at: now.toISOString() };
-  const event = await prepareEvent(orgId, type, await eventData(orgId, ended), now);
+  const event = await prepareEvent(orgId, type, await eventData(orgId, ended, ending?.stage), now);
   try {
     await transact([
       executionUpdate(orgId, execution, ['running'], { status: to, finished_at: ended.finished_at }),
-      ...alsoWrite,
+      ...(ending ? [ending.write] : []),
       ...(event ? [event.write] : []),
     ]);
   } catch (error) {
@@ -224,18 +237,17 @@ export async function stageFailed(
     await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, delay);
     return 'retrying';
   }
-  const stageFail = stageUpdate(
-    orgId,
-    stage,
-    ['running'],
-    { status: 'failed', error, finished_at: at },
-    message.attempt,
-  );
+  const failedStage = { status: 'failed' as const, error, finished_at: at, attempts: message.attempt };
+  const stageFail = stageUpdate(orgId, stage, ['running'], failedStage, message.attempt);
   const latest =
     (await getExecutionItem({ orgId, pipelineId: stage.pipeline_id, id: stage.execution_id })) ?? run.execution;
   try {
     const ended =
-      latest.status === 'running' && (await endExecution(ctx, orgId, latest, 'failed', 'pipeline_failed', [stageFail]));
+      latest.status === 'running' &&
+      (await endExecution(ctx, orgId, latest, 'failed', 'pipeline_failed', {
+        write: stageFail,
+        stage: { name: stage.name, ...failedStage },
+      }));
     if (!ended) await transact([stageFail]);
   } catch (failure) {
     if (!isConditionFailed(failure, 'stage-moved')) throw failure;

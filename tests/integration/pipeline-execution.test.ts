@@ -1,10 +1,12 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
+import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { handler as tokens } from '#functions/http/tokens';
 import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
 import { AgentRunError } from '#lib/errors';
 import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
+import type { StagePolicy } from '#lib/pipelines/stage-run';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 
 /**
@@ -28,11 +30,11 @@ interface TestRunner extends AgentRunner {
 
 /**
  * A runner that records each run (the stage is `input.stage`, which every test config sets), answers
- * `{ summary, stage, echo }` with 100 tokens, sleeps `sleepMs` as the work, fails the stages `failing`
+ * `{ summary, stage, echo, nested }` with `tokens` (100), sleeps `sleepMs` as the work, fails the stages `failing`
  * names (retryable), and holds the stages `held` names until `release()`.
  */
 function testRunner(
-  options: { sleepMs?: number; failing?: string[]; held?: Promise<void>; heldStages?: string[] } = {},
+  options: { sleepMs?: number; failing?: string[]; held?: Promise<void>; heldStages?: string[]; tokens?: number } = {},
 ) {
   const runs: RunRecord[] = [];
   const waiting = new Map<string, Array<() => void>>();
@@ -55,7 +57,7 @@ function testRunner(
       if (options.failing?.includes(stage)) throw new AgentRunError(`${stage} broke`, { retryable: true });
       return {
         output: { summary: `${stage} done`, stage, echo: request.input, nested: { deep: `${stage}-deep` } },
-        usage: { input_tokens: 60, output_tokens: 40, total_tokens: 100 },
+        usage: { input_tokens: 60, output_tokens: 40, total_tokens: options.tokens ?? 100 },
         model: 'test-model',
       };
     },
@@ -72,8 +74,9 @@ afterEach(() => {
  * The API and a queue whose stage consumer is the real handler with `runner`. With `twice`, every
  * message the service sends is sent two times (a queue that delivers everything twice).
  */
-function engine(runner: AgentRunner, options: { twice?: boolean } = {}) {
-  const consumers: MemoryQueueOptions['consumers'] = {};
+function engine(runner: AgentRunner, options: { twice?: boolean; policy?: StagePolicy } = {}) {
+  // Webhook deliveries are recorded by the service; their sending is another test file's subject.
+  const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
   const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
   queues.push(memory);
   const queue: MessageQueue = options.twice
@@ -84,8 +87,16 @@ function engine(runner: AgentRunner, options: { twice?: boolean } = {}) {
         },
       }
     : memory;
-  consumers['pipeline-stage'] = pipelineStageHandler({ ports: { queue, runner }, retryDelaysSeconds: [0.01, 0.01] });
-  return { api: agentPipelinesHandler({ ports: { queue } }), queue: memory };
+  consumers['pipeline-stage'] = pipelineStageHandler({
+    ports: { queue, runner },
+    retryDelaysSeconds: [0.01, 0.01],
+    ...options.policy,
+  });
+  return {
+    api: agentPipelinesHandler({ ports: { queue } }),
+    tenantConfig: tenantConfigHandler({ ports: { queue } }),
+    queue: memory,
+  };
 }
 
 beforeAll(async () => {
@@ -388,5 +399,108 @@ describe('executing a pipeline', () => {
     expect(list.body.meta).toMatchObject({ total: 2 });
     expect(missing.status).toBe(404);
     expect(foreign.status).toBe(404);
+  });
+
+  it('emits pipeline_completed and pipeline_failed with the execution and its tokens', async () => {
+    // Prepare
+    const user = await newUser('events');
+    const runner = testRunner({ failing: ['broken'] });
+    const { api, tenantConfig, queue } = engine(runner);
+    const hooks = {
+      pipeline_completed: 'https://hooks.example.com/done',
+      pipeline_failed: 'https://hooks.example.com/x',
+    };
+    const patched = await call(tenantConfig, 'PATCH', '/tenant-config', as(user, { body: { webhooks: hooks } }));
+    const good = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
+    const bad = await createPipeline(api, user, [stage('broken'), stage('after', ['broken'])]);
+
+    // Act
+    const completed = await execute(api, user, good);
+    const failed = await execute(api, user, bad);
+    await queue.drain();
+    const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(user));
+    const payloads = await Promise.all(
+      log.body.data.map(
+        async (delivery: { id: string }) =>
+          (await call(tenantConfig, 'GET', `/tenant-config/webhook-deliveries/${delivery.id}`, as(user))).body.data
+            .payload,
+      ),
+    );
+
+    // Assess
+    expect(patched.status).toBe(200);
+    const byType = Object.fromEntries(payloads.map((payload) => [payload.type, payload.data.execution]));
+    expect(Object.keys(byType).sort()).toEqual(['pipeline_completed', 'pipeline_failed']);
+    expect(byType.pipeline_completed).toMatchObject({ id: completed.id, status: 'succeeded', tokens_used: 200 });
+    expect(byType.pipeline_failed).toMatchObject({ id: failed.id, status: 'failed', tokens_used: 0 });
+    expect(byType.pipeline_failed.stages).toEqual([
+      expect.objectContaining({ name: 'broken', status: 'failed', error: 'broken broke', attempts: 3 }),
+      expect.objectContaining({ name: 'after', status: 'skipped' }),
+    ]);
+  });
+
+  it('fails an attempt that runs past the stage’s time limit', async () => {
+    // Prepare
+    const user = await newUser('slow');
+    const runner = testRunner({ sleepMs: 300 });
+    const { api, queue } = engine(runner, { policy: { timeoutMsOf: () => 30 } });
+    const id = await createPipeline(api, user, [stage('slow')]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done.status).toBe('failed');
+    expect(done.stages[0]).toMatchObject({ status: 'failed', attempts: 3, error: expect.stringContaining('longer') });
+    expect(done.tokens_used).toBe(0);
+  });
+
+  it('fails a stage whose run the balance cannot pay, without retrying it', async () => {
+    // Prepare
+    const user = await newUser('unpaid');
+    const runner = testRunner({ tokens: 50_000 });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('costly'), stage('next', ['costly'])]);
+    const before = await balanceOf(user);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(runner.runs).toHaveLength(1);
+    expect(done.status).toBe('failed');
+    expect(done.stages[0]).toMatchObject({ status: 'failed', attempts: 1, error: expect.stringContaining('balance') });
+    expect(statusesOf(done).next).toBe('skipped');
+    expect(await balanceOf(user)).toBe(before);
+  });
+
+  it('cancels the running executions of a pipeline that is deleted', async () => {
+    // Prepare
+    const user = await newUser('deleting');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runner = testRunner({ held, heldStages: ['a'] });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
+    const started = await execute(api, user, id);
+    await runner.started('a');
+
+    // Act
+    const deleted = await call(api, 'DELETE', `/agent-pipelines/${id}`, as(user));
+    release();
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(deleted.status).toBe(200);
+    expect(done.status).toBe('cancelled');
+    expect(statusesOf(done)).toEqual({ a: 'cancelled', b: 'cancelled' });
+    expect(runsOf(runner, 'b')).toHaveLength(0);
   });
 });
