@@ -37,6 +37,10 @@ import { prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
  * A failed attempt goes back to `queued` and is sent again after a delay, up to MAX_STAGE_ATTEMPTS
  * attempts; then the stage fails, the execution fails, its stages not yet started are `skipped`, and
  * `pipeline_failed` is emitted. A run the balance cannot pay fails at once (402 semantics: no retry).
+ *
+ * A stage whose run ends after its execution did (cancelled, or failed by another stage) keeps its
+ * output and consumes its tokens (counted in the execution's `tokens_used`), and starts nothing: it
+ * ends `cancelled` in a cancelled execution, `succeeded` in a failed one.
  */
 
 export const MAX_STAGE_ATTEMPTS = 3;
@@ -63,6 +67,8 @@ export async function stageSucceeded(
 ): Promise<StageOutcome> {
   const { orgId, execution, stage, message } = run;
   const tokens = Math.max(0, result.usage.total_tokens);
+  // Set once the execution is found ended (cancelled, or failed by another stage) while this one ran.
+  let endedAs: 'cancelled' | 'succeeded' | undefined;
   for (let round = 1; ; round += 1) {
     const now = ctx.ports.clock.now();
     const at = now.toISOString();
@@ -72,34 +78,36 @@ export async function stageSucceeded(
       return await stageFailed(ctx, run, error, { retry: false });
     }
     const debit = debitWrites(run, tokens, balance, now);
-    const countdowns = stage.dependents.slice(0, DEPENDENTS_IN_TRANSACTION).map((name) => countdown(run, name));
-    const stageDone = stageUpdate(
-      orgId,
-      stage,
-      ['running'],
-      { status: 'succeeded', output: result.output, tokens_used: tokens, finished_at: at, error: null },
-      message.attempt,
-    );
+    const done = { output: result.output, tokens_used: tokens, finished_at: at, error: null };
+    const writes = endedAs
+      ? [
+          stageUpdate(orgId, stage, ['running'], { status: endedAs, ...done }, message.attempt),
+          executionAdd(orgId, execution, tokens, { counted: endedAs === 'succeeded', whileRunning: false }),
+          ...debit,
+        ]
+      : [
+          stageUpdate(orgId, stage, ['running'], { status: 'succeeded', ...done }, message.attempt),
+          executionAdd(orgId, execution, tokens, { counted: true, whileRunning: true }),
+          ...debit,
+          ...stage.dependents.slice(0, DEPENDENTS_IN_TRANSACTION).map((name) => countdown(run, name)),
+        ];
     try {
-      await transact([stageDone, executionAdd(orgId, execution, tokens), ...debit, ...countdowns]);
+      await transact(writes);
       break;
     } catch (error) {
       if (isConditionFailed(error, 'balance-moved') && round < DEBIT_ROUNDS) continue;
-      if (!isConditionFailed(error, 'execution-ended')) throw error;
-      // Cancelled while the agent worked: the output and the tokens it used are kept, nothing follows.
-      const kept = stageUpdate(
-        orgId,
-        stage,
-        ['running'],
-        { status: 'cancelled', output: result.output, tokens_used: tokens, finished_at: at },
-        message.attempt,
-      );
-      await transact([kept, ...debit]).catch((failure: Error) => {
-        if (!isConditionFailed(failure)) throw failure;
-      });
-      return 'cancelled';
+      if (isConditionFailed(error, 'execution-ended') && !endedAs) {
+        // The run's output and tokens are kept on the stage; nothing after it starts. A stage of a
+        // cancelled execution ends cancelled, one of a failed execution shows its success.
+        const latest = await getExecutionItem({ orgId, pipelineId: execution.pipeline_id, id: execution.id });
+        endedAs = latest?.status === 'cancelled' ? 'cancelled' : 'succeeded';
+        continue;
+      }
+      if (isConditionFailed(error, 'stage-moved')) return 'ignored';
+      throw error;
     }
   }
+  if (endedAs) return endedAs === 'cancelled' ? 'cancelled' : 'ignored';
   for (const name of stage.dependents.slice(DEPENDENTS_IN_TRANSACTION)) await transact([countdown(run, name)]);
   await startReadyDependents(ctx, run);
   await completeIfDone(ctx, run);
@@ -121,13 +129,24 @@ function debitWrites(run: StageRun, tokens: number, balance: number, now: Date):
   }).writes;
 }
 
-const executionAdd = (orgId: string, execution: ExecutionItem, tokens: number): TransactItem => ({
+/** The execution's counters raised by a stage: only while it is running when `whileRunning`. */
+const executionAdd = (
+  orgId: string,
+  execution: ExecutionItem,
+  tokens: number,
+  options: { counted: boolean; whileRunning: boolean },
+): TransactItem => ({
   Update: {
     Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
     UpdateExpression: 'ADD stages_succeeded :one, tokens_used :tokens',
-    ConditionExpression: '#status = :running',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':one': 1, ':tokens': tokens, ':running': 'running' },
+    ...(options.whileRunning
+      ? { ConditionExpression: '#status = :running', ExpressionAttributeNames: { '#status': 'status' } }
+      : {}),
+    ExpressionAttributeValues: {
+      ':one': options.counted ? 1 : 0,
+      ':tokens': tokens,
+      ...(options.whileRunning ? { ':running': 'running' } : {}),
+    },
   },
   reason: 'execution-ended',
 });

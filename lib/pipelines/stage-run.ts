@@ -21,7 +21,7 @@ import { getTemplateItemBySlug } from '#lib/templates/template-records';
  * attempt already superseded; the stage running, succeeded, failed, skipped or cancelled) is
  * acknowledged and does nothing, so at-least-once delivery runs each attempt at most once. A message
  * for a cancelled execution cancels its stage (if not started) and stops; one for a failed execution
- * does nothing (its stages were skipped).
+ * skips it (if not started) and stops.
  *
  * The claimed stage's config has its variables filled in (lib/pipelines/stage-variables.ts) from the
  * inputs, its succeeded ancestors' outputs and the built-ins, and its agent is run through the runner
@@ -106,6 +106,7 @@ export async function processStageMessage(
     await moveStages(orgId, [stage], ['pending', 'queued'], 'cancelled', at);
     return 'cancelled';
   }
+  if (execution.status === 'failed') await moveStages(orgId, [stage], ['pending', 'queued'], 'skipped', at);
   if (execution.status !== 'running') return 'ignored';
   const claim = stageUpdate(
     orgId,

@@ -295,6 +295,8 @@ describe('executing a pipeline', () => {
     });
     expect(statusesOf(done).b).toBe('cancelled');
     expect(runsOf(runner, 'b')).toHaveLength(0);
+    // a (finished after the cancel) and c: both runs' tokens were consumed and are counted.
+    expect(done.tokens_used).toBe(200);
     expect(again.status).toBe(409);
   });
 
@@ -503,4 +505,40 @@ describe('executing a pipeline', () => {
     expect(statusesOf(done)).toEqual({ a: 'cancelled', b: 'cancelled' });
     expect(runsOf(runner, 'b')).toHaveLength(0);
   });
+
+  it('keeps the result of a stage that finishes after another stage failed the execution, starting nothing', async () => {
+    // Prepare
+    const user = await newUser('parallelfail');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const runner = testRunner({ failing: ['broken'], held, heldStages: ['slow'] });
+    const { api, queue } = engine(runner);
+    const id = await createPipeline(api, user, [stage('broken'), stage('slow'), stage('after', ['slow'])]);
+    const started = await execute(api, user, id);
+    await runner.started('slow');
+
+    // Act
+    await waitFor(async () => (await readExecution(api, user, id, started.id)).status === 'failed');
+    release();
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done.status).toBe('failed');
+    expect(statusesOf(done)).toEqual({ broken: 'failed', slow: 'succeeded', after: 'skipped' });
+    expect(done.stages[1]).toMatchObject({ output: { summary: 'slow done' }, tokens_used: 100 });
+    expect(done.tokens_used).toBe(100);
+    expect(runsOf(runner, 'after')).toHaveLength(0);
+  });
 });
+
+/** Polls `condition` until it holds (at most 5 s). */
+async function waitFor(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
