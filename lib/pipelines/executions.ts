@@ -174,9 +174,7 @@ export async function cancelExecution(ctx: RequestContext, pipelineId: number, i
   if (!item) throw executionNotFound();
   if (FINISHED_EXECUTION.has(item.status) || !(await cancelItem(ctx, orgId, item))) {
     const latest = (await getExecutionItem({ orgId, pipelineId, id })) ?? item;
-    throw new ConflictError(`The execution has already ended (${latest.status})`, [
-      { path: 'status', message: `is ${latest.status}` },
-    ]);
+    throw new ConflictError(`The execution has already ended (${latest.status})`);
   }
   return await getExecution(ctx, pipelineId, id);
 }
