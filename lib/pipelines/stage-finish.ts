@@ -49,7 +49,6 @@ export const STAGE_RETRY_DELAYS_SECONDS = [2, 8];
 
 /** Dependents counted down inside the success transaction (100 items at most, with room for the rest). */
 const DEPENDENTS_IN_TRANSACTION = 90;
-const DEBIT_ROUNDS = 20;
 
 export interface StageRun {
   orgId: string;
@@ -69,15 +68,10 @@ export async function stageSucceeded(
   const tokens = Math.max(0, result.usage.total_tokens);
   // Set once the execution is found ended (cancelled, or failed by another stage) while this one ran.
   let endedAs: 'cancelled' | 'succeeded' | undefined;
-  for (let round = 1; ; round += 1) {
+  for (;;) {
     const now = ctx.ports.clock.now();
     const at = now.toISOString();
-    const { balance } = await getBalance(orgId);
-    if (balance < tokens) {
-      const error = `The token balance (${balance}) cannot pay for the stage's run (${tokens} tokens)`;
-      return await stageFailed(ctx, run, error, { retry: false });
-    }
-    const debit = debitWrites(run, tokens, balance, now);
+    const debit = debitWrites(run, tokens, now);
     const done = { output: result.output, tokens_used: tokens, finished_at: at, error: null };
     const writes = endedAs
       ? [
@@ -95,7 +89,11 @@ export async function stageSucceeded(
       await transact(writes);
       break;
     } catch (error) {
-      if (isConditionFailed(error, 'balance-moved') && round < DEBIT_ROUNDS) continue;
+      if (isConditionFailed(error, 'balance-moved')) {
+        const { balance } = await getBalance(orgId);
+        const problem = `The token balance (${balance}) cannot pay for the stage's run (${tokens} tokens)`;
+        return await stageFailed(ctx, run, problem, { retry: false });
+      }
       if (isConditionFailed(error, 'execution-ended') && !endedAs) {
         // The run's output and tokens are kept on the stage; nothing after it starts. A stage of a
         // cancelled execution ends cancelled, one of a failed execution shows its success.
@@ -114,7 +112,12 @@ export async function stageSucceeded(
   return 'succeeded';
 }
 
-function debitWrites(run: StageRun, tokens: number, balance: number, now: Date): TransactItem[] {
+/**
+ * The debit of a stage's tokens, conditional on the balance covering it rather than on the exact balance
+ * read: stages finishing side by side then never refuse each other's debits (the entries record
+ * `balance_after: null`, as the ledger does for such debits).
+ */
+function debitWrites(run: StageRun, tokens: number, now: Date): TransactItem[] {
   if (tokens <= 0) return [];
   return ledgerWrites({
     orgId: run.orgId,
@@ -125,7 +128,6 @@ function debitWrites(run: StageRun, tokens: number, balance: number, now: Date):
     metadata: { pipeline_id: run.execution.pipeline_id, execution_id: run.execution.id, stage: run.stage.name },
     actor: `pipeline:${run.execution.pipeline_id}`,
     now,
-    balanceBefore: balance,
   }).writes;
 }
 
@@ -226,7 +228,9 @@ async function endExecution(
   return true;
 }
 
+/** Only a stage without dependents can be the last to succeed, so only such a stage reads the execution. */
 async function completeIfDone(ctx: RequestContext, run: StageRun): Promise<void> {
+  if (run.stage.dependents.length > 0) return;
   const latest = await getExecutionItem({
     orgId: run.orgId,
     pipelineId: run.execution.pipeline_id,

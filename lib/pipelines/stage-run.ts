@@ -94,8 +94,11 @@ export async function processStageMessage(
   policy: StagePolicy = {},
 ): Promise<StageOutcome> {
   const orgId = message.org_id;
-  const execution = await getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id });
-  const stages = execution ? await stageItems(orgId, execution.id) : [];
+  // Read side by side: a stage item without its execution is ignored below, as is a missing execution.
+  const [execution, stages] = await Promise.all([
+    getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id }),
+    stageItems(orgId, message.execution_id),
+  ]);
   const stage = stages.find((item) => item.name === message.stage);
   if (!execution || !stage) {
     logger.warn('pipeline stage message for an unknown execution or stage; dropped', { ...message });
@@ -115,6 +118,9 @@ export async function processStageMessage(
     { status: 'running', attempts: message.attempt, started_at: at, error: null },
     message.attempt - 1,
   );
+  // The agent is looked up while the claim is written; a lost claim discards the lookup.
+  const profile = profileOf(orgId, stage.agent);
+  profile.catch(() => undefined);
   if (!(await tryUpdate(claim))) return 'ignored';
 
   const run: StageRun = { orgId, execution, stage: { ...stage, status: 'running' }, message };
@@ -138,7 +144,7 @@ export async function processStageMessage(
     }) as Record<string, unknown>;
     const instructions = [config.prompt, config.instructions].find((value) => typeof value === 'string');
     const maxTokens = typeof config.max_tokens === 'number' ? config.max_tokens : undefined;
-    const agent = await profileOf(orgId, stage.agent);
+    const agent = await profile;
     const timeoutMs = policy.timeoutMsOf?.(stage) ?? stageTimeoutSec(stage) * 1000;
     result = await withTimeout(
       (async () =>
