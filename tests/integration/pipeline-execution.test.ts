@@ -506,7 +506,7 @@ describe('executing a pipeline', () => {
     expect(runsOf(runner, 'b')).toHaveLength(0);
   });
 
-  it('keeps the result of a stage that finishes after another stage failed the execution, starting nothing', async () => {
+  it('keeps the result of a stage finishing after another failed the execution, starting nothing', async () => {
     // Prepare
     const user = await newUser('parallelfail');
     let release!: () => void;
