@@ -21,7 +21,8 @@ export function pipelineStageHandler(options: { ports?: PortSpec } & StagePolicy
   const runRecord = async (record: SQSRecord) => {
     const ctx = requestContext({ ports, traceId: record.messageId });
     const message = StageMessage.parse(JSON.parse(record.body));
-    const outcome = await processStageMessage(ctx, message, policy);
+    const redelivered = Number(record.attributes.ApproximateReceiveCount) > 1;
+    const outcome = await processStageMessage(ctx, message, policy, redelivered);
     logger.info('pipeline stage', { ...message, outcome });
   };
   return (event: SQSEvent): Promise<SQSBatchResponse> => processPartialBatch(event, runRecord);

@@ -1,5 +1,5 @@
 import { type TransactItem, transact } from '#lib/db/transactions';
-import { isConditionFailed } from '#lib/errors';
+import { ConflictError, isConditionFailed } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
@@ -86,7 +86,7 @@ export async function stageSucceeded(
           ...stage.dependents.slice(0, DEPENDENTS_IN_TRANSACTION).map((name) => countdown(run, name)),
         ];
     try {
-      await transact(writes);
+      await transactHot(writes);
       break;
     } catch (error) {
       if (isConditionFailed(error, 'balance-moved')) {
@@ -107,9 +107,39 @@ export async function stageSucceeded(
   }
   if (endedAs) return endedAs === 'cancelled' ? 'cancelled' : 'ignored';
   for (const name of stage.dependents.slice(DEPENDENTS_IN_TRANSACTION)) await transact([countdown(run, name)]);
-  await startReadyDependents(ctx, run);
-  await completeIfDone(ctx, run);
+  await afterSuccess(ctx, run);
   return 'succeeded';
+}
+
+/**
+ * What follows a stage's success: its ready dependents queued, the execution completed if it was the
+ * last. Both are conditional, so running them again is harmless: a redelivered message of a succeeded
+ * attempt runs them again (lib/pipelines/stage-run.ts), which finishes the work of a consumer that
+ * stopped between the commit and here.
+ */
+export async function afterSuccess(ctx: RequestContext, run: StageRun, redelivered = false): Promise<void> {
+  await startReadyDependents(ctx, run, redelivered);
+  await completeIfDone(ctx, run);
+}
+
+/** Rounds of a success transaction cancelled by colliding ones (not by a condition). */
+const HOT_ROUNDS = 8;
+
+/**
+ * Every success transaction writes the execution item (its counters), so stages finishing together
+ * collide; `transact` retries a few times, this keeps trying longer with growing random pauses, since
+ * a success given up on would leave its stage running.
+ */
+async function transactHot(writes: TransactItem[]): Promise<void> {
+  for (let round = 1; ; round += 1) {
+    try {
+      await transact(writes);
+      return;
+    } catch (error) {
+      if (!(error instanceof ConflictError) || isConditionFailed(error) || round >= HOT_ROUNDS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 25 * round));
+    }
+  }
 }
 
 /**
@@ -161,16 +191,24 @@ const countdown = (run: StageRun, name: string): TransactItem => ({
   },
 });
 
-/** Each dependent now at `remaining` 0 is queued by the one conditional update that lands, and sent. */
-async function startReadyDependents(ctx: RequestContext, run: StageRun): Promise<void> {
+/**
+ * Each dependent now at `remaining` 0 is queued by the one conditional update that lands, and sent.
+ * When this message is a redelivery (its first processing failed, perhaps while sending), dependents
+ * queued but never started are sent again too: their claim lets only one message run them.
+ */
+async function startReadyDependents(ctx: RequestContext, run: StageRun, redelivered: boolean): Promise<void> {
   if (run.stage.dependents.length === 0) return;
   const wanted = new Set(run.stage.dependents);
   const ready = (await stageItems(run.orgId, run.execution.id)).filter(
-    (item) => wanted.has(item.name) && item.remaining <= 0 && item.status === 'pending',
+    (item) => wanted.has(item.name) && item.remaining <= 0,
   );
   await Promise.all(
     ready.map(async (item) => {
-      if (!(await tryUpdate(stageUpdate(run.orgId, item, ['pending'], { status: 'queued' })))) return;
+      const unsent = redelivered && item.status === 'queued' && item.attempts === 0;
+      if (!unsent) {
+        if (item.status !== 'pending') return;
+        if (!(await tryUpdate(stageUpdate(run.orgId, item, ['pending'], { status: 'queued' })))) return;
+      }
       await sendStage(ctx, { ...run.message, stage: item.name, attempt: 1 });
     }),
   );

@@ -7,8 +7,15 @@ import type { AgentProfile, AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import type { StageItem, StageMessage as StageMessageBody } from '#lib/pipelines/execution-keys';
 import { getExecutionItem, moveStages, stageItems, stageUpdate, tryUpdate } from '#lib/pipelines/execution-records';
+import { sendStage } from '#lib/pipelines/executions';
 import { stageTimeoutSec } from '#lib/pipelines/pipeline-keys';
-import { type StageOutcome, type StageRun, stageFailed, stageSucceeded } from '#lib/pipelines/stage-finish';
+import {
+  afterSuccess,
+  type StageOutcome,
+  type StageRun,
+  stageFailed,
+  stageSucceeded,
+} from '#lib/pipelines/stage-finish';
 import { resolveVariables } from '#lib/pipelines/stage-variables';
 import { builtInBySlug } from '#lib/templates/built-in-templates';
 import { getTemplateItemBySlug } from '#lib/templates/template-records';
@@ -19,7 +26,8 @@ import { getTemplateItemBySlug } from '#lib/templates/template-records';
  * The attempt is claimed first: `queued → running` on condition that the stage is queued and has
  * started `attempt - 1` attempts. A message whose claim is refused (a duplicate, a redelivery, an
  * attempt already superseded; the stage running, succeeded, failed, skipped or cancelled) is
- * acknowledged and does nothing, so at-least-once delivery runs each attempt at most once. A message
+ * acknowledged and runs nothing, so at-least-once delivery runs each attempt at most once (a message
+ * of an attempt that succeeded does again what follows a success, conditional throughout). A message
  * for a cancelled execution cancels its stage (if not started) and stops; one for a failed execution
  * skips it (if not started) and stops.
  *
@@ -88,10 +96,15 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/**
+ * `redelivered`: the queue delivers this message again because its processing failed before (SQS's
+ * receive count above 1); what that processing may have left unsent is sent again.
+ */
 export async function processStageMessage(
   ctx: RequestContext,
   message: StageMessageBody,
   policy: StagePolicy = {},
+  redelivered = false,
 ): Promise<StageOutcome> {
   const orgId = message.org_id;
   // Read side by side: a stage item without its execution is ignored below, as is a missing execution.
@@ -111,6 +124,15 @@ export async function processStageMessage(
   }
   if (execution.status === 'failed') await moveStages(orgId, [stage], ['pending', 'queued'], 'skipped', at);
   if (execution.status !== 'running') return 'ignored';
+  if (stage.status === 'succeeded' && stage.attempts === message.attempt) {
+    await afterSuccess(ctx, { orgId, execution, stage, message }, redelivered);
+    return 'ignored';
+  }
+  if (redelivered && stage.status === 'queued' && stage.attempts === message.attempt) {
+    // This attempt failed and was put back for the next one, whose message may never have been sent.
+    await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, policy.retryDelaysSeconds?.[0] ?? 0);
+    return 'ignored';
+  }
   const claim = stageUpdate(
     orgId,
     stage,

@@ -74,7 +74,11 @@ afterEach(() => {
  * The API and a queue whose stage consumer is the real handler with `runner`. With `twice`, every
  * message the service sends is sent two times (a queue that delivers everything twice).
  */
-function engine(runner: AgentRunner, options: { twice?: boolean; policy?: StagePolicy } = {}) {
+/**
+ * `refuse` names stage messages the queue refuses the first time they are sent (`<stage>#<attempt>`),
+ * as SQS might during an outage: the consumer that sends them fails and its message is delivered again.
+ */
+function engine(runner: AgentRunner, options: { twice?: boolean; policy?: StagePolicy; refuse?: Set<string> } = {}) {
   // Webhook deliveries are recorded by the service; their sending is another test file's subject.
   const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
   const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
@@ -86,7 +90,13 @@ function engine(runner: AgentRunner, options: { twice?: boolean; policy?: StageP
           await memory.send(name, body, sendOptions);
         },
       }
-    : memory;
+    : {
+        async send(name, body, sendOptions) {
+          const { stage: stageName, attempt } = body as { stage?: string; attempt?: number };
+          if (options.refuse?.delete(`${stageName}#${attempt}`)) throw new Error('the queue refused the message');
+          await memory.send(name, body, sendOptions);
+        },
+      };
   consumers['pipeline-stage'] = pipelineStageHandler({
     ports: { queue, runner },
     retryDelaysSeconds: [0.01, 0.01],
@@ -531,6 +541,35 @@ describe('executing a pipeline', () => {
     expect(done.stages[1]).toMatchObject({ output: { summary: 'slow done' }, tokens_used: 100 });
     expect(done.tokens_used).toBe(100);
     expect(runsOf(runner, 'after')).toHaveLength(0);
+  });
+
+  it('sends again what a consumer failed to send: the next stage and the next attempt', async () => {
+    // Prepare
+    const user = await newUser('refused');
+    const runner = testRunner({ failing: [] });
+    let failures = 1;
+    const flaky: AgentRunner = {
+      kind: 'local',
+      async run(request) {
+        if (request.input.stage === 'c' && failures > 0) {
+          failures -= 1;
+          throw new AgentRunError('c broke once', { retryable: true });
+        }
+        return runner.run(request);
+      },
+    };
+    const { api, queue } = engine(flaky, { refuse: new Set(['b#1', 'c#2']) });
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a']), stage('c', ['b'])]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done.status).toBe('succeeded');
+    expect(runner.runs.map((run) => run.stage)).toEqual(['a', 'b', 'c']);
+    expect(done.stages.map((item: { attempts: number }) => item.attempts)).toEqual([1, 1, 2]);
   });
 });
 
