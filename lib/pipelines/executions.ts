@@ -105,9 +105,13 @@ export async function executePipeline(
   };
   const stages = stageItemsOf(orgId, pipeline, id);
   for (const group of newExecutionTransactions(execution, stages)) await transact(group);
-  for (const stage of stages.filter((item) => item.status === 'queued')) {
-    await sendStage(ctx, { org_id: orgId, pipeline_id: pipelineId, execution_id: id, stage: stage.name, attempt: 1 });
-  }
+  await Promise.all(
+    stages
+      .filter((item) => item.status === 'queued')
+      .map((stage) =>
+        sendStage(ctx, { org_id: orgId, pipeline_id: pipelineId, execution_id: id, stage: stage.name, attempt: 1 }),
+      ),
+  );
   return toExecution(execution, stages);
 }
 

@@ -47,6 +47,16 @@ export const MAX_STAGE_ATTEMPTS = 3;
 /** Seconds before the second and third attempts. */
 export const STAGE_RETRY_DELAYS_SECONDS = [2, 8];
 
+/** A stage keeps at most this much output (JSON bytes), well below DynamoDB's 400 KB item limit. */
+export const MAX_STAGE_OUTPUT_BYTES = 256 * 1024;
+
+/** The output as the stage keeps it: whole, or, when too large, its summary's start and a mark saying so. */
+function storedOutput(output: Record<string, unknown>): Record<string, unknown> {
+  if (Buffer.byteLength(JSON.stringify(output)) <= MAX_STAGE_OUTPUT_BYTES) return output;
+  const summary = typeof output.summary === 'string' ? output.summary.slice(0, 4096) : '';
+  return { summary, truncated: true, note: `The output was larger than ${MAX_STAGE_OUTPUT_BYTES} bytes` };
+}
+
 /** Dependents counted down inside the success transaction (100 items at most, with room for the rest). */
 const DEPENDENTS_IN_TRANSACTION = 90;
 
@@ -72,7 +82,7 @@ export async function stageSucceeded(
     const now = ctx.ports.clock.now();
     const at = now.toISOString();
     const debit = debitWrites(run, tokens, now);
-    const done = { output: result.output, tokens_used: tokens, finished_at: at, error: null };
+    const done = { output: storedOutput(result.output), tokens_used: tokens, finished_at: at, error: null };
     const writes = endedAs
       ? [
           stageUpdate(orgId, stage, ['running'], { status: endedAs, ...done }, message.attempt),

@@ -571,6 +571,32 @@ describe('executing a pipeline', () => {
     expect(runner.runs.map((run) => run.stage)).toEqual(['a', 'b', 'c']);
     expect(done.stages.map((item: { attempts: number }) => item.attempts)).toEqual([1, 1, 2]);
   });
+
+  it('keeps the start of an output too large for the stage to hold, and goes on', async () => {
+    // Prepare
+    const user = await newUser('bigoutput');
+    const verbose: AgentRunner = {
+      kind: 'local',
+      async run() {
+        return {
+          output: { summary: 'x'.repeat(300_000) },
+          usage: { input_tokens: 5, output_tokens: 5, total_tokens: 10 },
+          model: 'test-model',
+        };
+      },
+    };
+    const { api, queue } = engine(verbose);
+    const id = await createPipeline(api, user, [stage('talk'), stage('next', ['talk'])]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(done.status).toBe('succeeded');
+    expect(done.stages[0].output).toEqual({ summary: 'x'.repeat(4096), truncated: true, note: expect.any(String) });
+  });
 });
 
 /** Polls `condition` until it holds (at most 5 s). */
