@@ -45,9 +45,13 @@ export function durableQueue(options: DurableQueueOptions = {}): MemoryQueue {
   // Messages this process holds in memory: a connect does not send them a second time.
   const inMemory = new Set<string>();
   const restored = new Set<QueueName>();
+  // Messages settled while a connect was reading the stored ones: its read may predate their removal.
+  const settledWhileRestoring = new Set<string>();
+  let restoring = 0;
 
   const forget = (queue: QueueName, messageId: string, outcome: 'delivered' | 'dead') => {
     inMemory.delete(messageId);
+    if (restoring > 0) settledWhileRestoring.add(messageId);
     const key = messageKey(partition, queue, messageId);
     const write =
       outcome === 'delivered'
@@ -76,6 +80,16 @@ export function durableQueue(options: DurableQueueOptions = {}): MemoryQueue {
 
   /** Sends again what an earlier process left stored for `queue`. */
   async function restore(queue: QueueName): Promise<number> {
+    restoring += 1;
+    try {
+      return await restoreStored(queue);
+    } finally {
+      restoring -= 1;
+      if (restoring === 0) settledWhileRestoring.clear();
+    }
+  }
+
+  async function restoreStored(queue: QueueName): Promise<number> {
     let startKey: Record<string, unknown> | undefined;
     let count = 0;
     do {
@@ -86,7 +100,7 @@ export function durableQueue(options: DurableQueueOptions = {}): MemoryQueue {
         ExclusiveStartKey: startKey,
       });
       for (const item of (page.Items ?? []) as MessageItem[]) {
-        if (item.dead || inMemory.has(item.message_id)) continue;
+        if (item.dead || inMemory.has(item.message_id) || settledWhileRestoring.has(item.message_id)) continue;
         inMemory.add(item.message_id);
         const delaySeconds = Math.max(0, Math.ceil((item.visible_at - Date.now()) / 1000));
         inner.sendAs(queue, item.message_id, item.body, { delaySeconds });
@@ -109,9 +123,15 @@ export function durableQueue(options: DurableQueueOptions = {}): MemoryQueue {
         body: text,
         visible_at: Date.now() + (sendOptions.delaySeconds ?? 0) * 1000,
       };
-      // Stored first: a message the queue accepted is never only in memory.
-      await table.put({ Item: item });
+      // Marked as this process's before it is stored, so a connect reading the stored messages meanwhile
+      // does not send it a second time; stored before it is sent, so it is never only in memory.
       inMemory.add(messageId);
+      try {
+        await table.put({ Item: item });
+      } catch (error) {
+        inMemory.delete(messageId);
+        throw error;
+      }
       inner.sendAs(queue, messageId, text, sendOptions);
     },
     connect(queue, consumer) {
