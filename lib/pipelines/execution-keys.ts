@@ -9,12 +9,16 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
  * | record | pk | sk | notes |
  * |---|---|---|---|
  * | execution | `T#<org>` | `PIPEEXEC#<pipeline id>#<execution id>` | `stages_succeeded`, `tokens_used` grow by ADD |
+ * | … while running | gsi1: `PIPEEXEC#RUNNING` | `<started_at>#<org>#<pipeline id>#<id>` | the running index |
  * | stage | `T#<org>` | `PIPESTAGE#<execution id>#<stage name>` | `remaining`: dependencies not yet succeeded |
  * | execution count | `T#<org>` | `COUNTER#executions` | the sequence of execution ids (per organization) |
  *
  * Ids are padded, so an execution's stages are one Query (`PIPESTAGE#<execution id>#`) and a pipeline's
  * executions one Query, newest first when read backwards. Neither prefix begins `PIPELINE#`, so pipeline
  * lists never see them.
+ *
+ * A running execution carries `gsi1pk`/`gsi1sk`, removed by the update that ends it: the running index
+ * holds only executions still running, so the reconciler (lib/pipelines/reconcile.ts) reads those alone.
  */
 export const executionKeys = {
   byId: (orgId: string, pipelineId: number, id: number): TableKey => ({
@@ -27,6 +31,9 @@ export const executionKeys = {
     sk: `PIPESTAGE#${pad(executionId)}#${name}`,
   }),
   stagesOf: (executionId: number) => `PIPESTAGE#${pad(executionId)}#`,
+  runningPk: 'PIPEEXEC#RUNNING',
+  runningSort: (startedAt: string, orgId: string, pipelineId: number, id: number) =>
+    `${startedAt}#${orgId}#${pad(pipelineId)}#${pad(id)}`,
   counter: 'executions',
 };
 
@@ -56,6 +63,9 @@ export interface ExecutionItem extends TableKey {
   started_at: string;
   finished_at: string | null;
   created_by: string;
+  /** Present while running (the running index). */
+  gsi1pk?: string;
+  gsi1sk?: string;
 }
 
 export interface StageItem extends TableKey {
@@ -79,6 +89,8 @@ export interface StageItem extends TableKey {
   tokens_used: number;
   started_at: string | null;
   finished_at: string | null;
+  /** When the stage last became `queued`; the reconciler sends again a message queued long ago. */
+  queued_at?: string | null;
 }
 
 /** A stage as the API shows it. */

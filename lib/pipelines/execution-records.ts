@@ -9,6 +9,7 @@ import {
   type ExecutionItem,
   type ExecutionStatus,
   executionKeys,
+  FINISHED_EXECUTION,
   type StageItem,
   type StageStatus,
 } from '#lib/pipelines/execution-keys';
@@ -53,6 +54,26 @@ export async function stageItems(orgId: string, executionId: number): Promise<St
     { limit: Number.MAX_SAFE_INTEGER, offset: 0 },
   );
   return page.items;
+}
+
+/**
+ * The executions still running, oldest first: Queries of the running index, which holds only those. The
+ * index is eventually consistent: callers read each execution again before acting on it.
+ */
+export async function runningExecutionItems(): Promise<ExecutionItem[]> {
+  const items: ExecutionItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await table.query({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': executionKeys.runningPk },
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    items.push(...((result.Items ?? []) as ExecutionItem[]));
+    start = result.LastEvaluatedKey;
+  } while (start);
+  return items;
 }
 
 /** A page of a pipeline's executions, newest first. */
@@ -137,7 +158,10 @@ export function stageUpdate(
   };
 }
 
-/** The update of an execution from one of `from` to `changes`, refused with `execution-ended` otherwise. */
+/**
+ * The update of an execution from one of `from` to `changes`, refused with `execution-ended` otherwise.
+ * An update that ends it takes it out of the running index.
+ */
 export function executionUpdate(
   orgId: string,
   execution: { pipeline_id: number; id: number },
@@ -145,10 +169,11 @@ export function executionUpdate(
   changes: Partial<ExecutionItem> & { status: ExecutionStatus },
 ): TransactItem {
   const set = setClause(changes);
+  const ends = FINISHED_EXECUTION.has(changes.status);
   return {
     Update: {
       Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
-      UpdateExpression: set.expression,
+      UpdateExpression: ends ? `${set.expression} REMOVE gsi1pk, gsi1sk` : set.expression,
       ConditionExpression: statusIn('#status', from),
       ExpressionAttributeNames: set.names,
       ExpressionAttributeValues: { ...set.values, ...fromValues(from) },

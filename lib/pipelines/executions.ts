@@ -102,8 +102,10 @@ export async function executePipeline(
     started_at: at,
     finished_at: null,
     created_by: activityActor(principal).actor_id,
+    gsi1pk: executionKeys.runningPk,
+    gsi1sk: executionKeys.runningSort(at, orgId, pipelineId, id),
   };
-  const stages = stageItemsOf(orgId, pipeline, id);
+  const stages = stageItemsOf(orgId, pipeline, id, at);
   for (const group of newExecutionTransactions(execution, stages)) await transact(group);
   await Promise.all(
     stages
@@ -115,7 +117,7 @@ export async function executePipeline(
   return toExecution(execution, stages);
 }
 
-function stageItemsOf(orgId: string, pipeline: PipelineItem, executionId: number): StageItem[] {
+function stageItemsOf(orgId: string, pipeline: PipelineItem, executionId: number, at: string): StageItem[] {
   const dependents = new Map<string, string[]>(pipeline.stages.map((stage) => [stage.name, []]));
   for (const stage of pipeline.stages) {
     for (const dependency of stage.depends_on) dependents.get(dependency)?.push(stage.name);
@@ -138,6 +140,7 @@ function stageItemsOf(orgId: string, pipeline: PipelineItem, executionId: number
     tokens_used: 0,
     started_at: null,
     finished_at: null,
+    queued_at: stage.depends_on.length === 0 ? at : null,
   }));
 }
 

@@ -215,13 +215,34 @@ async function startReadyDependents(ctx: RequestContext, run: StageRun, redelive
   await Promise.all(
     ready.map(async (item) => {
       const unsent = redelivered && item.status === 'queued' && item.attempts === 0;
-      if (!unsent) {
-        if (item.status !== 'pending') return;
-        if (!(await tryUpdate(stageUpdate(run.orgId, item, ['pending'], { status: 'queued' })))) return;
-      }
-      await sendStage(ctx, { ...run.message, stage: item.name, attempt: 1 });
+      if (unsent) await sendStage(ctx, { ...run.message, stage: item.name, attempt: 1 });
+      else await queueReadyStage(ctx, run.message, item);
     }),
   );
+}
+
+/**
+ * A pending stage whose dependencies have all succeeded (`remaining` 0) queued and sent: only the one
+ * conditional `pending → queued` that lands sends, so of all who see it ready one enqueues it.
+ */
+export async function queueReadyStage(
+  ctx: RequestContext,
+  message: Omit<StageMessage, 'stage' | 'attempt'>,
+  item: StageItem,
+): Promise<boolean> {
+  if (item.status !== 'pending' || item.remaining > 0) return false;
+  const queued_at = ctx.ports.clock.now().toISOString();
+  if (!(await tryUpdate(stageUpdate(message.org_id, item, ['pending'], { status: 'queued', queued_at })))) {
+    return false;
+  }
+  await sendStage(ctx, {
+    org_id: message.org_id,
+    pipeline_id: message.pipeline_id,
+    execution_id: message.execution_id,
+    stage: item.name,
+    attempt: 1,
+  });
+  return true;
 }
 
 /**
@@ -284,8 +305,13 @@ async function completeIfDone(ctx: RequestContext, run: StageRun): Promise<void>
     pipelineId: run.execution.pipeline_id,
     id: run.execution.id,
   });
-  if (latest?.status !== 'running' || latest.stages_succeeded < latest.stages_total) return;
-  await endExecution(ctx, run.orgId, latest, 'succeeded', 'pipeline_completed');
+  if (latest) await completeExecution(ctx, run.orgId, latest);
+}
+
+/** A running execution whose stages have all succeeded ends `succeeded` (once); true when this call ended it. */
+export async function completeExecution(ctx: RequestContext, orgId: string, latest: ExecutionItem): Promise<boolean> {
+  if (latest.status !== 'running' || latest.stages_succeeded < latest.stages_total) return false;
+  return await endExecution(ctx, orgId, latest, 'succeeded', 'pipeline_completed');
 }
 
 /**
@@ -302,7 +328,7 @@ export async function stageFailed(
   const at = ctx.ports.clock.now().toISOString();
   if (options.retry && message.attempt < MAX_STAGE_ATTEMPTS) {
     const delays = options.retryDelaysSeconds ?? STAGE_RETRY_DELAYS_SECONDS;
-    const back = stageUpdate(orgId, stage, ['running'], { status: 'queued', error }, message.attempt);
+    const back = stageUpdate(orgId, stage, ['running'], { status: 'queued', error, queued_at: at }, message.attempt);
     if (!(await tryUpdate(back))) return 'ignored';
     const delay = delays[message.attempt - 1] ?? delays.at(-1) ?? 0;
     await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, delay);

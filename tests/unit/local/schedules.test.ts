@@ -20,7 +20,7 @@ describe('rateMs', () => {
 });
 
 describe('readServerlessSchedules', () => {
-  it('finds the webhook sweeper of serverless.yml, every minute', () => {
+  it('finds the webhook sweeper and the pipeline reconciler of serverless.yml, every minute', () => {
     // Act
     const schedules = readServerlessSchedules();
 
@@ -36,6 +36,12 @@ describe('readServerlessSchedules', () => {
       {
         name: 'webhookSweeper',
         module: 'functions/schedule/webhook-sweeper',
+        expression: 'rate(1 minute)',
+        everyMs: 60_000,
+      },
+      {
+        name: 'pipelineReconciler',
+        module: 'functions/schedule/pipeline-reconciler',
         expression: 'rate(1 minute)',
         everyMs: 60_000,
       },
