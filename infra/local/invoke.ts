@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { lockDataDir, StartupError } from '#infra/local/data-dir';
+import { ensureDataDir, lockDataDir, StartupError } from '#infra/local/data-dir';
 import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb-local';
 import { lambdaContext } from '#infra/local/lambda-context';
 import { readServerlessFunctions } from '#infra/local/serverless-routes';
@@ -45,6 +45,8 @@ if (!process.env.DYNAMODB_ENDPOINT) {
     process.env.DYNAMODB_ENDPOINT = running.dynamodb_endpoint;
   } else {
     try {
+      // A first `npm run invoke` before any `npm start` makes the data directory, as start does.
+      ensureDataDir(dataDir);
       release = lockDataDir(dataDir, 0);
     } catch (error) {
       console.error(error instanceof StartupError ? error.message : error);

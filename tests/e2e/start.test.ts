@@ -211,6 +211,22 @@ describe('npm start on a data directory that is busy, damaged or left behind', (
     expect(JSON.parse(output.slice(output.indexOf('{')))).toMatchObject({ statusCode: 200 });
     expect(javaProcessesFor(dataDir)).toEqual([]);
   });
+
+  it('lets npm run invoke work on a fresh machine, before any npm start made DATA_DIR', async () => {
+    // Prepare
+    const dataDir = join(newDataDir(), 'not-yet');
+
+    // Act
+    const output = execFileSync(
+      process.execPath,
+      ['--import', 'tsx', 'infra/local/invoke.ts', 'webhookSweeper', 'events/schedule/webhook-sweeper.json'],
+      { env: userEnv(0, dataDir), encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+
+    // Assess
+    expect(JSON.parse(output.slice(output.indexOf('{')))).toEqual({ queued: 0 });
+    expect(existsSync(join(dataDir, 'dynamodb'))).toBe(true);
+  });
 });
 
 /** Every file under a directory with its contents, to see that nothing was written or removed. */
