@@ -4,6 +4,7 @@ import { transact } from '#lib/db/transactions';
 import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
+import { logger } from '#lib/logger';
 import {
   DEFAULT_STAGE_TOKEN_ESTIMATE,
   type Execution,
@@ -107,11 +108,26 @@ export async function executePipeline(
   };
   const stages = stageItemsOf(orgId, pipeline, id, at);
   for (const group of newExecutionTransactions(execution, stages)) await transact(group);
+  // The execution is written: a message the queue refuses now is sent again by the reconciler (a stage
+  // queued for two minutes), so the caller is answered 202 all the same.
   await Promise.all(
     stages
       .filter((item) => item.status === 'queued')
       .map((stage) =>
-        sendStage(ctx, { org_id: orgId, pipeline_id: pipelineId, execution_id: id, stage: stage.name, attempt: 1 }),
+        sendStage(ctx, {
+          org_id: orgId,
+          pipeline_id: pipelineId,
+          execution_id: id,
+          stage: stage.name,
+          attempt: 1,
+        }).catch((error: Error) =>
+          logger.warn('queueing a pipeline stage failed; the reconciler will send it', {
+            orgId,
+            executionId: id,
+            stage: stage.name,
+            error,
+          }),
+        ),
       ),
   );
   return toExecution(execution, stages);

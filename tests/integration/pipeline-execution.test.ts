@@ -572,6 +572,24 @@ describe('executing a pipeline', () => {
     expect(done.stages.map((item: { attempts: number }) => item.attempts)).toEqual([1, 1, 2]);
   });
 
+  it('answers 202 when the queue refuses a root stage, leaving it queued for the reconciler', async () => {
+    // Prepare
+    const user = await newUser('rootrefused');
+    const runner = testRunner({ failing: [] });
+    const { api, queue } = engine(runner, { refuse: new Set(['a#1']) });
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const read = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(started.status).toBe('running');
+    expect(statusesOf(read)).toEqual({ a: 'queued', b: 'pending' });
+    expect(runner.runs).toHaveLength(0);
+  });
+
   it('keeps the start of an output too large for the stage to hold, and goes on', async () => {
     // Prepare
     const user = await newUser('bigoutput');
