@@ -14,28 +14,35 @@ const backOff = (round: number) => new Promise((resolve) => setTimeout(resolve, 
 
 /**
  * Reads several items by key with BatchGetItem (100 keys a call, retrying unprocessed keys), in the
- * order of `keys`; an absent item is `undefined`.
+ * order of `keys`; an absent item is `undefined`. `consistent` reads strongly consistently.
  *
  * @example
  * const [user, membership] = await getMany([userKey, membershipKey]);
  */
-export async function getMany<T = Record<string, unknown>>(keys: TableKey[]): Promise<Array<T | undefined>> {
+export async function getMany<T = Record<string, unknown>>(
+  keys: TableKey[],
+  options: { consistent?: boolean } = {},
+): Promise<Array<T | undefined>> {
   const found = new Map<string, T>();
   const chunks: TableKey[][] = [];
   for (let start = 0; start < keys.length; start += 100) chunks.push(keys.slice(start, start + 100));
   // A few calls in flight at once: thousands of keys take a handful of round trips, not dozens.
   for (let start = 0; start < chunks.length; start += PARALLEL_CALLS) {
-    await Promise.all(chunks.slice(start, start + PARALLEL_CALLS).map((chunk) => getChunk(chunk, found)));
+    await Promise.all(
+      chunks.slice(start, start + PARALLEL_CALLS).map((chunk) => getChunk(chunk, found, options.consistent === true)),
+    );
   }
   return keys.map((key) => found.get(`${key.pk}|${key.sk}`));
 }
 
-async function getChunk<T>(chunk: TableKey[], found: Map<string, T>): Promise<void> {
+async function getChunk<T>(chunk: TableKey[], found: Map<string, T>, consistent: boolean): Promise<void> {
   let pending: Record<string, unknown>[] | undefined = chunk.map((key) => ({ ...key }));
   for (let round = 0; pending && pending.length > 0; round += 1) {
     if (round > 0) await backOff(round);
     const result: BatchGetCommandOutput = await db.send(
-      new BatchGetCommand({ RequestItems: { [TABLE]: { Keys: pending } } }),
+      new BatchGetCommand({
+        RequestItems: { [TABLE]: { Keys: pending, ...(consistent ? { ConsistentRead: true } : {}) } },
+      }),
     );
     for (const item of result.Responses?.[TABLE] ?? []) found.set(`${item.pk}|${item.sk}`, item as T);
     pending = result.UnprocessedKeys?.[TABLE]?.Keys;

@@ -156,4 +156,9 @@ export interface StageMessage {
   execution_id: number;
   stage: string;
   attempt: number;
+  /**
+   * The stage's agent, when the sender knew it: the consumer looks the agent up while it claims the
+   * stage instead of after. A hint only: the claimed stage's own agent is what runs.
+   */
+  agent?: string;
 }

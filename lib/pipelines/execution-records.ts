@@ -1,3 +1,4 @@
+import { getMany } from '#lib/db/batch';
 import { itemIsNew } from '#lib/db/conditions';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
@@ -54,6 +55,19 @@ export async function stageItems(orgId: string, executionId: number): Promise<St
     { limit: Number.MAX_SAFE_INTEGER, offset: 0 },
   );
   return page.items;
+}
+
+/** One stage, strongly consistent. */
+export async function getStageItem(orgId: string, executionId: number, name: string): Promise<StageItem | undefined> {
+  const { Item } = await table.get({ Key: executionKeys.stage(orgId, executionId, name), ConsistentRead: true });
+  return Item as StageItem | undefined;
+}
+
+/** The named stages of an execution that exist, strongly consistent (one BatchGetItem per 100). */
+export async function stagesNamed(orgId: string, executionId: number, names: string[]): Promise<StageItem[]> {
+  const keys = names.map((name) => executionKeys.stage(orgId, executionId, name));
+  const found = await getMany<StageItem>(keys, { consistent: true });
+  return found.filter((item): item is StageItem => item !== undefined);
 }
 
 /**
@@ -190,6 +204,60 @@ export async function tryUpdate(write: TransactItem): Promise<boolean> {
     return true;
   } catch (error) {
     if (isConditionFailed(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Claims attempt `attempt` of a stage: `queued → running` on condition that the stage is queued with
+ * `attempt - 1` attempts started. The stage as it now is, or undefined when the claim was refused.
+ */
+export async function claimStage(
+  orgId: string,
+  stage: { execution_id: number; name: string },
+  attempt: number,
+  at: string,
+): Promise<StageItem | undefined> {
+  const write = stageUpdate(
+    orgId,
+    stage,
+    ['queued'],
+    { status: 'running', attempts: attempt, started_at: at, error: null },
+    attempt - 1,
+  );
+  if (!('Update' in write)) throw new Error('stageUpdate gives an Update');
+  try {
+    const { Attributes } = await table.update({ ...write.Update, reason: 'stage-moved', ReturnValues: 'ALL_NEW' });
+    return Attributes as StageItem;
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * `pending → queued` for a stage whose dependencies have all succeeded (`remaining` 0), without reading
+ * it first: of everyone who tries, one lands and gets the stage back (to send its message); the others
+ * get undefined.
+ */
+export async function queueIfReady(
+  orgId: string,
+  stage: { execution_id: number; name: string },
+  at: string,
+): Promise<StageItem | undefined> {
+  try {
+    const { Attributes } = await table.update({
+      Key: executionKeys.stage(orgId, stage.execution_id, stage.name),
+      UpdateExpression: 'SET #status = :queued, queued_at = :at',
+      ConditionExpression: '#status = :pending AND remaining <= :zero',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':queued': 'queued', ':pending': 'pending', ':zero': 0, ':at': at },
+      ReturnValues: 'ALL_NEW',
+      reason: 'stage-moved',
+    });
+    return Attributes as StageItem;
+  } catch (error) {
+    if (isConditionFailed(error)) return undefined;
     throw error;
   }
 }

@@ -64,7 +64,11 @@ export async function executePipeline(
 ): Promise<Execution> {
   const principal = requirePrincipal(ctx);
   const orgId = principal.orgId;
-  const pipeline = await getPipelineItem({ orgId, id: pipelineId });
+  // Read side by side: a request refused for its pipeline has read a balance it did not need.
+  const [pipeline, { balance: available }] = await Promise.all([
+    getPipelineItem({ orgId, id: pipelineId }),
+    getBalance(orgId),
+  ]);
   if (!pipeline) throw pipelineNotFound();
 
   const missing = referencedInputs(pipeline.stages).filter((field) => inputs[field] === undefined);
@@ -75,7 +79,6 @@ export async function executePipeline(
     );
   }
   const needed = pipeline.stages.reduce((sum, stage) => sum + stageEstimate(stage), 0);
-  const { balance: available } = await getBalance(orgId);
   if (available < needed) {
     throw new PaymentRequiredError('The token balance is below the execution’s estimate', [
       {
@@ -120,6 +123,7 @@ export async function executePipeline(
           execution_id: id,
           stage: stage.name,
           attempt: 1,
+          agent: stage.agent,
         }).catch((error: Error) =>
           logger.warn('queueing a pipeline stage failed; the reconciler will send it', {
             orgId,

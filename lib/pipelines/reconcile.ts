@@ -126,7 +126,7 @@ async function reconcileStage(
   if (now - Date.parse(stage.queued_at) <= QUEUED_RESEND_AFTER_SEC * 1000) return undefined;
   // Only the reconciler whose restamp lands sends; the message's claim lets only one delivery run.
   if (!(await tryUpdate(restamp(orgId, stage, at)))) return undefined;
-  await sendStage(ctx, { ...base, stage: stage.name, attempt: stage.attempts + 1 });
+  await sendStage(ctx, { ...base, stage: stage.name, attempt: stage.attempts + 1, agent: stage.agent });
   return 'resent';
 }
 

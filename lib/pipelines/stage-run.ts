@@ -5,10 +5,19 @@ import { AgentRunError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentProfile, AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
-import type { StageItem, StageMessage as StageMessageBody } from '#lib/pipelines/execution-keys';
-import { getExecutionItem, moveStages, stageItems, stageUpdate, tryUpdate } from '#lib/pipelines/execution-records';
+import type { ExecutionItem, StageItem, StageMessage as StageMessageBody } from '#lib/pipelines/execution-keys';
+import {
+  claimStage,
+  getExecutionItem,
+  getStageItem,
+  moveStages,
+  stagesNamed,
+  stageUpdate,
+  tryUpdate,
+} from '#lib/pipelines/execution-records';
 import { sendStage } from '#lib/pipelines/executions';
 import { stageTimeoutSec } from '#lib/pipelines/pipeline-keys';
+import { referencesIn } from '#lib/pipelines/pipeline-variables';
 import {
   afterSuccess,
   type StageOutcome,
@@ -29,7 +38,7 @@ import { getTemplateItemBySlug } from '#lib/templates/template-records';
  * acknowledged and runs nothing, so at-least-once delivery runs each attempt at most once (a message
  * of an attempt that succeeded does again what follows a success, conditional throughout). A message
  * for a cancelled execution cancels its stage (if not started) and stops; one for a failed execution
- * skips it (if not started) and stops.
+ * skips it (if not started) and stops; a claim that landed on such an execution is undone that way.
  *
  * The claimed stage's config has its variables filled in (lib/pipelines/stage-variables.ts) from the
  * inputs, its succeeded ancestors' outputs and the built-ins, and its agent is run through the runner
@@ -43,6 +52,7 @@ export const StageMessage = z.object({
   execution_id: z.number().int().positive(),
   stage: z.string().min(1).max(64),
   attempt: z.number().int().min(1).max(100),
+  agent: z.string().min(1).max(128).optional(),
 });
 
 export interface StagePolicy {
@@ -96,9 +106,21 @@ async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   }
 }
 
+/** The stages whose outputs a config refers to (`{{plan.summary}}` names `plan`). */
+function referencedStages(config: Record<string, unknown>): string[] {
+  const names = referencesIn(config, 'config').flatMap((found) =>
+    found.reference?.kind === 'stage' ? [found.reference.stage] : [],
+  );
+  return [...new Set(names)];
+}
+
 /**
  * `redelivered`: the queue delivers this message again because its processing failed before (SQS's
  * receive count above 1); what that processing may have left unsent is sent again.
+ *
+ * The claim is written first, side by side with the execution's read and the agent's lookup (when the
+ * message names it): a stage's start costs one round trip, plus one when its config refers to other
+ * stages' outputs. A claim that lands on an execution found ended gives the stage up at once.
  */
 export async function processStageMessage(
   ctx: RequestContext,
@@ -107,59 +129,38 @@ export async function processStageMessage(
   redelivered = false,
 ): Promise<StageOutcome> {
   const orgId = message.org_id;
-  // Read side by side: a stage item without its execution is ignored below, as is a missing execution.
-  const [execution, stages] = await Promise.all([
-    getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id }),
-    stageItems(orgId, message.execution_id),
-  ]);
-  const stage = stages.find((item) => item.name === message.stage);
-  if (!execution || !stage) {
-    logger.warn('pipeline stage message for an unknown execution or stage; dropped', { ...message });
-    return 'ignored';
-  }
   const at = ctx.ports.clock.now().toISOString();
-  if (execution.status === 'cancelled') {
-    await moveStages(orgId, [stage], ['pending', 'queued'], 'cancelled', at);
-    return 'cancelled';
+  const hinted = message.agent === undefined ? undefined : lookUp(profileOf(orgId, message.agent));
+  const [execution, claimed] = await Promise.all([
+    getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id }),
+    claimStage(orgId, { execution_id: message.execution_id, name: message.stage }, message.attempt, at),
+  ]);
+  if (!claimed) return await notClaimed(ctx, message, execution, policy, redelivered);
+  if (execution?.status !== 'running') {
+    // Ended (cancelled, or failed by another stage) while this message waited: the attempt never starts.
+    const to = execution?.status === 'cancelled' ? 'cancelled' : 'skipped';
+    const undo = { status: to, finished_at: at, started_at: null, attempts: message.attempt - 1 } as const;
+    await tryUpdate(stageUpdate(orgId, claimed, ['running'], undo, message.attempt));
+    return to === 'cancelled' ? 'cancelled' : 'ignored';
   }
-  if (execution.status === 'failed') await moveStages(orgId, [stage], ['pending', 'queued'], 'skipped', at);
-  if (execution.status !== 'running') return 'ignored';
-  if (stage.status === 'succeeded' && stage.attempts === message.attempt) {
-    await afterSuccess(ctx, { orgId, execution, stage, message }, redelivered);
-    return 'ignored';
-  }
-  if (redelivered && stage.status === 'queued' && stage.attempts === message.attempt) {
-    // This attempt failed and was put back for the next one, whose message may never have been sent.
-    await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, policy.retryDelaysSeconds?.[0] ?? 0);
-    return 'ignored';
-  }
-  const claim = stageUpdate(
-    orgId,
-    stage,
-    ['queued'],
-    { status: 'running', attempts: message.attempt, started_at: at, error: null },
-    message.attempt - 1,
-  );
-  // The agent is looked up while the claim is written; a lost claim discards the lookup.
-  const profile = profileOf(orgId, stage.agent);
-  profile.catch(() => undefined);
-  if (!(await tryUpdate(claim))) return 'ignored';
 
-  const run: StageRun = { orgId, execution, stage: { ...stage, status: 'running' }, message };
+  const run: StageRun = { orgId, execution, stage: claimed, message };
   let result: AgentRunResult;
   try {
+    const profile = claimed.agent === message.agent && hinted ? hinted : lookUp(profileOf(orgId, claimed.agent));
+    const ancestors = await stagesNamed(orgId, execution.id, referencedStages(claimed.config));
     const outputs = Object.fromEntries(
-      stages.filter((item) => item.status === 'succeeded').map((item) => [item.name, item.output]),
+      ancestors.filter((item) => item.status === 'succeeded').map((item) => [item.name, item.output]),
     );
     const inputs = execution.inputs ?? {};
-    const config = resolveVariables(stage.config, {
+    const config = resolveVariables(claimed.config, {
       inputs,
       outputs,
       builtIns: {
         execution_id: execution.id,
         pipeline_id: execution.pipeline_id,
         pipeline_name: execution.pipeline_name,
-        stage_name: stage.name,
+        stage_name: claimed.name,
         now: at,
         task_id: inputs.task_id ?? '',
       },
@@ -167,13 +168,13 @@ export async function processStageMessage(
     const instructions = [config.prompt, config.instructions].find((value) => typeof value === 'string');
     const maxTokens = typeof config.max_tokens === 'number' ? config.max_tokens : undefined;
     const agent = await profile;
-    const timeoutMs = policy.timeoutMsOf?.(stage) ?? stageTimeoutSec(stage) * 1000;
+    const timeoutMs = policy.timeoutMsOf?.(claimed) ?? stageTimeoutSec(claimed) * 1000;
     result = await withTimeout(
       (async () =>
         ctx.ports.runner.run({
           orgId,
           agent,
-          instructions: (instructions as string | undefined) ?? stage.name,
+          instructions: (instructions as string | undefined) ?? claimed.name,
           input: { ...config, inputs },
           ...(maxTokens !== undefined ? { maxTokens } : {}),
           connection: ctx.ports.runner.kind === 'provider' ? await llmConnection(ctx, orgId) : undefined,
@@ -192,4 +193,44 @@ export async function processStageMessage(
     });
   }
   return await stageSucceeded(ctx, run, result);
+}
+
+/** A lookup started ahead of its use; its failure is seen where it is awaited, not as an unhandled one. */
+function lookUp<T>(work: Promise<T>): Promise<T> {
+  work.catch(() => undefined);
+  return work;
+}
+
+/**
+ * A message whose claim was refused: a duplicate, a redelivery, an attempt superseded, or a stage of an
+ * execution that ended. A stage not started of an ended execution is cancelled or skipped; a succeeded
+ * attempt's message does again what follows a success; a redelivered attempt that failed and was put
+ * back sends the next attempt's message, which its first processing may never have sent.
+ */
+async function notClaimed(
+  ctx: RequestContext,
+  message: StageMessageBody,
+  execution: ExecutionItem | undefined,
+  policy: StagePolicy,
+  redelivered: boolean,
+): Promise<StageOutcome> {
+  const orgId = message.org_id;
+  const stage = await getStageItem(orgId, message.execution_id, message.stage);
+  if (!execution || !stage) {
+    logger.warn('pipeline stage message for an unknown execution or stage; dropped', { ...message });
+    return 'ignored';
+  }
+  const at = ctx.ports.clock.now().toISOString();
+  if (execution.status === 'cancelled') {
+    await moveStages(orgId, [stage], ['pending', 'queued'], 'cancelled', at);
+    return 'cancelled';
+  }
+  if (execution.status === 'failed') await moveStages(orgId, [stage], ['pending', 'queued'], 'skipped', at);
+  if (execution.status !== 'running') return 'ignored';
+  if (stage.status === 'succeeded' && stage.attempts === message.attempt) {
+    await afterSuccess(ctx, { orgId, execution, stage, message }, redelivered);
+  } else if (redelivered && stage.status === 'queued' && stage.attempts === message.attempt) {
+    await sendStage(ctx, { ...message, attempt: message.attempt + 1 }, policy.retryDelaysSeconds?.[0] ?? 0);
+  }
+  return 'ignored';
 }

@@ -1,12 +1,16 @@
+import type { SQSEvent } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { handler as tokens } from '#functions/http/tokens';
 import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
 import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
+import { executionKeys } from '#lib/pipelines/execution-keys';
 import type { StagePolicy } from '#lib/pipelines/stage-run';
+import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 
 /**
@@ -72,22 +76,28 @@ afterEach(() => {
 
 /**
  * The API and a queue whose stage consumer is the real handler with `runner`. With `twice`, every
- * message the service sends is sent two times (a queue that delivers everything twice).
- */
-/**
+ * message the service sends is sent two times (a queue that delivers everything twice); `shuffled`
+ * delays each copy at random, so that they also arrive out of order.
+ *
  * `refuse` names stage messages the queue refuses the first time they are sent (`<stage>#<attempt>`),
  * as SQS might during an outage: the consumer that sends them fails and its message is delivered again.
  */
-function engine(runner: AgentRunner, options: { twice?: boolean; policy?: StagePolicy; refuse?: Set<string> } = {}) {
+function engine(
+  runner: AgentRunner,
+  options: { twice?: boolean; shuffled?: boolean; policy?: StagePolicy; refuse?: Set<string> } = {},
+) {
   // Webhook deliveries are recorded by the service; their sending is another test file's subject.
   const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
   const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
   queues.push(memory);
+  // Shuffled: each copy waits a random 0–40 ms more, so copies and messages arrive in any order.
+  const jitter = (sendOptions?: { delaySeconds?: number }) =>
+    options.shuffled ? { delaySeconds: (sendOptions?.delaySeconds ?? 0) + Math.random() * 0.04 } : sendOptions;
   const queue: MessageQueue = options.twice
     ? {
         async send(name, body, sendOptions) {
-          await memory.send(name, body, sendOptions);
-          await memory.send(name, body, sendOptions);
+          await memory.send(name, body, jitter(sendOptions));
+          await memory.send(name, body, jitter(sendOptions));
         },
       }
     : {
@@ -140,6 +150,14 @@ async function execute(api: Api, user: TestUser, id: number, inputs: Record<stri
 async function readExecution(api: Api, user: TestUser, id: number, executionId: number) {
   const response = await call(api, 'GET', `/agent-pipelines/${id}/executions/${executionId}`, as(user));
   return response.body.data;
+}
+
+/** An SQS event of the stage queue (its recorded shape) carrying `bodies`. */
+function sqsEvent(bodies: unknown[]): SQSEvent {
+  const event = loadEvent<SQSEvent>('sqs/pipeline-stage');
+  const [sample] = event.Records as [SQSEvent['Records'][number]];
+  event.Records = bodies.map((body, index) => ({ ...sample, messageId: `m-${index}`, body: JSON.stringify(body) }));
+  return event;
 }
 
 const statusesOf = (execution: { stages: Array<{ name: string; status: string }> }) =>
@@ -367,6 +385,91 @@ describe('executing a pipeline', () => {
     expect(done).toMatchObject({ status: 'succeeded', stages_succeeded: 4, tokens_used: 400 });
     expect(runner.runs.map((run) => run.stage).sort()).toEqual(['a', 'b', 'c', 'd']);
     expect(done.stages.map((item: { attempts: number }) => item.attempts)).toEqual([1, 1, 1, 1]);
+  });
+
+  it('ends the same when every message is delivered twice and out of order as when delivered once', async () => {
+    // Prepare
+    const stages = [
+      stage('a'),
+      stage('b', ['a'], { prompt: 'after {{a.summary}}' }),
+      stage('c', ['a']),
+      stage('d', ['a']),
+      stage('e', ['b', 'c', 'd']),
+      stage('f', ['c']),
+    ];
+    const outcome = async (user: TestUser, options: { twice?: boolean; shuffled?: boolean }) => {
+      const runner = testRunner({ sleepMs: 5 });
+      const { api, queue } = engine(runner, options);
+      const id = await createPipeline(api, user, stages);
+      const started = await execute(api, user, id);
+      await queue.drain();
+      const done = await readExecution(api, user, id, started.id);
+      return {
+        runs: runner.runs.map((run) => run.stage).sort(),
+        status: done.status,
+        tokens_used: done.tokens_used,
+        stages: done.stages.map((item: Record<string, unknown>) => ({
+          name: item.name,
+          status: item.status,
+          attempts: item.attempts,
+          summary: (item.output as { summary: string }).summary,
+        })),
+        balance: await balanceOf(user),
+      };
+    };
+
+    // Act
+    const once = await outcome(await newUser('deliveredonce'), {});
+    const shuffled = await outcome(await newUser('shuffled'), { twice: true, shuffled: true });
+
+    // Assess
+    expect(once.status).toBe('succeeded');
+    expect(once.runs).toEqual(['a', 'b', 'c', 'd', 'e', 'f']);
+    expect(shuffled).toEqual(once);
+  });
+
+  it('gives up a stage claimed for an execution cancelled while its message waited, without running it', async () => {
+    // Prepare: the execution is cancelled between the cancel's two steps (the execution, then its stages).
+    const user = await newUser('claimcancel');
+    const runner = testRunner();
+    const consumer = pipelineStageHandler({ ports: { queue: { send: async () => {} }, runner } });
+    const { api } = engine(runner, { refuse: new Set(['a#1']) });
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
+    const started = await execute(api, user, id);
+    await table.update({
+      Key: executionKeys.byId(user.orgId, id, started.id),
+      UpdateExpression: 'SET #status = :cancelled',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':cancelled': 'cancelled' },
+    });
+    const message = { org_id: user.orgId, pipeline_id: id, execution_id: started.id, stage: 'a', attempt: 1 };
+
+    // Act
+    await consumer(sqsEvent([message]));
+    const read = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(runner.runs).toHaveLength(0);
+    expect(read.stages[0]).toMatchObject({ name: 'a', status: 'cancelled', attempts: 0, started_at: null });
+  });
+
+  it('runs the stage’s own agent when a message names another one', async () => {
+    // Prepare
+    const user = await newUser('agenthint');
+    const runner = testRunner();
+    const consumer = pipelineStageHandler({ ports: { queue: { send: async () => {} }, runner } });
+    const { api } = engine(runner, { refuse: new Set(['a#1']) });
+    const id = await createPipeline(api, user, [stage('a')]);
+    const started = await execute(api, user, id);
+    const message = { org_id: user.orgId, pipeline_id: id, execution_id: started.id, stage: 'a', attempt: 1 };
+
+    // Act
+    await consumer(sqsEvent([{ ...message, agent: 'code-reviewer' }]));
+    const read = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(read.status).toBe('succeeded');
+    expect(runner.runs.map((run) => run.request.agent.name)).toEqual(['qa-tester']);
   });
 
   it('runs independent stages side by side: the total is close to the critical path, not the sum', async () => {

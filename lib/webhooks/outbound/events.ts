@@ -61,6 +61,7 @@ export interface PreparedEvent {
 
 /**
  * Prepares `type` with `data` for the organization's URL for it; undefined when none is registered.
+ * `data` may be a promise: the caller's read then overlaps the targets' read.
  *
  * @example
  * const event = await prepareEvent(orgId, 'task_completed', { task }, now);
@@ -70,12 +71,14 @@ export interface PreparedEvent {
 export async function prepareEvent(
   orgId: string,
   type: WebhookEvent,
-  data: Record<string, unknown>,
+  data: Record<string, unknown> | Promise<Record<string, unknown>>,
   now: Date,
 ): Promise<PreparedEvent | undefined> {
+  // Data still being read is read side by side with the targets (and dropped when there is none).
+  if (data instanceof Promise) data.catch(() => undefined);
   const url = (await readWebhookTargets(orgId))[type];
   if (!url) return undefined;
-  const delivery = deliveryOf(orgId, { type, url, data }, now);
+  const delivery = deliveryOf(orgId, { type, url, data: await data }, now);
   return { delivery, write: deliveryPut(delivery) };
 }
 
