@@ -38,8 +38,11 @@ export const PIPELINE_DESCRIPTION_MAX = 5000;
 export const STAGE_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
 export const RESERVED_STAGE_NAMES: ReadonlySet<string> = new Set(['input']);
 
-/** `config.timeout_sec`: the seconds a stage may run, 1 to 900; 300 when not given. */
-export const STAGE_TIMEOUT_MAX = 900;
+/**
+ * `config.timeout_sec`: the seconds a stage may run, 1 to 840; 300 when not given. The stage function
+ * may run 900 s: the other 60 are for the stage's reads and the writes that end it.
+ */
+export const STAGE_TIMEOUT_MAX = 840;
 export const STAGE_TIMEOUT_DEFAULT = 300;
 
 /**

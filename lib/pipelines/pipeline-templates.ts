@@ -56,7 +56,7 @@ const TEMPLATES: readonly PipelineTemplate[] = [
           'Implement the plan in {{input.repository}} on a branch named feature-{{execution_id}}.\n\nPlan: ' +
           '{{plan.summary}}\nSteps: {{plan.steps}}\n\nAnswer with `branch` and `summary`.',
         max_tokens: 20000,
-        timeout_sec: 900,
+        timeout_sec: 840,
       }),
       stage('test', 'qa-tester', 3, ['implement'], {
         prompt:
@@ -77,7 +77,7 @@ const TEMPLATES: readonly PipelineTemplate[] = [
           'Deploy branch {{implement.branch}} of {{input.repository}} when tests passed ({{test.passed}}) and ' +
           'review approved ({{review.approved}}); otherwise stop and report why. Answer with `url` and `summary`.',
         max_tokens: 4000,
-        timeout_sec: 900,
+        timeout_sec: 840,
       }),
     ],
   },
@@ -95,7 +95,7 @@ const TEMPLATES: readonly PipelineTemplate[] = [
           'Collect every item from {{input.source_url}}, following pagination and respecting robots.txt. ' +
           'Capture these fields: {{input.fields}}. Answer with `records` (JSON) and `count`.',
         max_tokens: 12000,
-        timeout_sec: 900,
+        timeout_sec: 840,
       }),
       stage('transform', 'api-integrator', 2, ['scrape'], {
         prompt:
@@ -150,7 +150,7 @@ const TEMPLATES: readonly PipelineTemplate[] = [
           'Apply the fix for {{input.service}}: {{diagnose.proposed_fix}} (cause: {{diagnose.cause}}). Restore ' +
           'service first, keep a rollback path; answer with `actions` and `verified` (boolean).',
         max_tokens: 10000,
-        timeout_sec: 900,
+        timeout_sec: 840,
       }),
       stage('postmortem', 'full-stack-dev', 4, ['fix'], {
         prompt:

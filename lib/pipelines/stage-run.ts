@@ -60,6 +60,11 @@ export interface StagePolicy {
   retryDelaysSeconds?: number[];
   /** A stage's time limit in ms; its `config.timeout_sec` by default. */
   timeoutMsOf?: (stage: StageItem) => number;
+  /**
+   * Epoch ms by which a run must end whatever its stage's limit: the invocation's end less the time to
+   * write the outcome (a run cut short by it is a failed attempt, retried, not an invocation killed).
+   */
+  deadline?: number;
 }
 
 /** An agent or template the stage names that is gone: the stage fails without retrying. */
@@ -168,7 +173,8 @@ export async function processStageMessage(
     const instructions = [config.prompt, config.instructions].find((value) => typeof value === 'string');
     const maxTokens = typeof config.max_tokens === 'number' ? config.max_tokens : undefined;
     const agent = await profile;
-    const timeoutMs = policy.timeoutMsOf?.(claimed) ?? stageTimeoutSec(claimed) * 1000;
+    const limitMs = policy.timeoutMsOf?.(claimed) ?? stageTimeoutSec(claimed) * 1000;
+    const timeoutMs = Math.max(0, Math.min(limitMs, (policy.deadline ?? Number.POSITIVE_INFINITY) - Date.now()));
     result = await withTimeout(
       (async () =>
         ctx.ports.runner.run({

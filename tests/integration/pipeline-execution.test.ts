@@ -1,4 +1,4 @@
-import type { SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
@@ -570,6 +570,33 @@ describe('executing a pipeline', () => {
     expect(done.status).toBe('failed');
     expect(done.stages[0]).toMatchObject({ status: 'failed', attempts: 3, error: expect.stringContaining('longer') });
     expect(done.tokens_used).toBe(0);
+  });
+
+  it('cuts a run short before the invocation’s own end and retries it in a later invocation', async () => {
+    // Prepare: the first invocation has 30.2 s left, 30 of which it keeps to finish; later ones have 15 min.
+    const user = await newUser('deadline');
+    const runner = testRunner({ sleepMs: 400 });
+    const { api } = engine(runner, { refuse: new Set(['a#1']) });
+    const sent: unknown[] = [];
+    const consumer = pipelineStageHandler({
+      ports: { queue: { send: async (_name, body) => void sent.push(body) }, runner },
+      retryDelaysSeconds: [0, 0],
+    });
+    const invocation = (remainingMs: number) => ({ getRemainingTimeInMillis: () => remainingMs }) as Context;
+    const id = await createPipeline(api, user, [stage('a')]);
+    const started = await execute(api, user, id);
+    const message = { org_id: user.orgId, pipeline_id: id, execution_id: started.id, stage: 'a', attempt: 1 };
+
+    // Act
+    await consumer(sqsEvent([message]), invocation(30_200));
+    const cut = await readExecution(api, user, id, started.id);
+    await consumer(sqsEvent(sent.splice(0)), invocation(900_000));
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(cut.stages[0]).toMatchObject({ status: 'queued', attempts: 1, error: expect.stringContaining('longer') });
+    expect(done.status).toBe('succeeded');
+    expect(done.stages[0]).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
   it('fails a stage whose run the balance cannot pay, without retrying it', async () => {

@@ -95,16 +95,16 @@ describe('stageProblems', () => {
     [{ max_tokens: 1.5 }, 'max_tokens'],
     [{ max_tokens: '100' }, 'max_tokens'],
     [{ timeout_sec: 0 }, 'timeout_sec'],
-    [{ timeout_sec: 901 }, 'timeout_sec'],
+    [{ timeout_sec: 841 }, 'timeout_sec'],
   ])('refuses the config %j', (config, field) => {
     expect(stageProblems(stages(s('a', [], config)))).toEqual([
       { path: `stages[0].config.${field}`, message: expect.any(String) },
     ]);
   });
 
-  it('accepts a token cap and the time limits 1 and 900', () => {
+  it('accepts a token cap and the time limits 1 and 840', () => {
     expect(
-      stageProblems(stages(s('a', [], { max_tokens: 500, timeout_sec: 1 }), s('b', [], { timeout_sec: 900 }))),
+      stageProblems(stages(s('a', [], { max_tokens: 500, timeout_sec: 1 }), s('b', [], { timeout_sec: 840 }))),
     ).toEqual([]);
   });
 
