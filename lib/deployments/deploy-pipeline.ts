@@ -1,5 +1,6 @@
 import type { TransactItem } from '#lib/db/transactions';
 import type { PipelineStatus } from '#lib/deployments/deployments';
+import { getPipelineItem } from '#lib/pipelines/pipeline-records';
 import type { WebhookAction } from '#lib/webhooks/inbound/receipts';
 
 export interface DeployPipelineRun {
@@ -32,4 +33,13 @@ export function runConfiguredDeployPipeline(
       detail: 'No deploy pipeline is configured for this organization; the deployment stays pending',
     },
   };
+}
+
+/**
+ * Why `pipelineId` cannot be the organization's deploy pipeline (PATCH /tenant-config), or undefined
+ * when it can: it must name a pipeline of the organization.
+ */
+export async function deployPipelineProblem(orgId: string, pipelineId: number): Promise<string | undefined> {
+  const pipeline = await getPipelineItem({ orgId, id: pipelineId });
+  return pipeline ? undefined : `names no pipeline of this organization (GET /agent-pipelines lists them)`;
 }
