@@ -1,5 +1,6 @@
 import { email } from '#lib/app/email';
 import { keys } from '#lib/app/keys';
+import { queue } from '#lib/app/queue';
 import { groupHandler, type RouteBinding, route } from '#lib/http/group-handler';
 import { chatWebhook, deployWebhook, gitWebhook } from '#lib/routes/webhooks';
 import { receiveChatMessage } from '#lib/webhooks/inbound/chat-messages';
@@ -19,4 +20,5 @@ export const bindings: RouteBinding[] = [
   ),
 ];
 
-export const handler = groupHandler('webhooks', bindings, { ports: { keys, email } });
+/** A push to the default branch may start the deploy pipeline, whose root stages go to the stage queue. */
+export const handler = groupHandler('webhooks', bindings, { ports: { keys, email, queue } });

@@ -22,8 +22,20 @@ export const deploymentKeys = {
 export const DEPLOYMENT_STATUSES = ['pending', 'succeeded', 'failed'] as const;
 export type DeploymentStatus = (typeof DEPLOYMENT_STATUSES)[number];
 
-/** Whether the organization's deploy pipeline ran for a deployment (see `runConfiguredDeployPipeline`). */
-export type PipelineStatus = 'not_configured';
+/**
+ * What became of the organization's deploy pipeline for a deployment, as the push recorded it
+ * (lib/deployments/deploy-pipeline.ts): none configured (or the one configured is gone), refused before
+ * it started (`pipeline_error` says why), or started (`pipeline_execution_id`).
+ */
+export const STORED_PIPELINE_STATUSES = ['not_configured', 'failed_to_start', 'running'] as const;
+export type PipelineStatus = (typeof STORED_PIPELINE_STATUSES)[number];
+
+/**
+ * The pipeline status the API shows: a started pipeline's as its execution has it now, so that the
+ * deployment follows the execution to its end without the engine knowing of deployments.
+ */
+export const PIPELINE_STATUSES = [...STORED_PIPELINE_STATUSES, 'succeeded', 'failed', 'cancelled'] as const;
+export type DeploymentPipelineStatus = (typeof PIPELINE_STATUSES)[number];
 
 export interface DeploymentItem extends TableKey {
   id: string;
@@ -37,6 +49,12 @@ export interface DeploymentItem extends TableKey {
   environment?: string | null;
   url?: string | null;
   pipeline_status?: PipelineStatus | null;
+  /** The deploy pipeline the push ran or tried to run. */
+  pipeline_id?: number | null;
+  /** The execution the push started (with `pipeline_id`: GET /agent-pipelines/{id}/executions/{executionId}). */
+  pipeline_execution_id?: number | null;
+  /** Why the pipeline did not start (`failed_to_start`), or that the configured one no longer exists. */
+  pipeline_error?: string | null;
   error_message?: string | null;
   created_at: string;
   updated_at: string;
@@ -44,8 +62,8 @@ export interface DeploymentItem extends TableKey {
 
 /** A deployment as the API shows it: every field of the item, absent ones as null. */
 export type Deployment = {
-  [K in Exclude<keyof DeploymentItem, 'pk' | 'sk'>]-?: Exclude<DeploymentItem[K], undefined>;
-};
+  [K in Exclude<keyof DeploymentItem, 'pk' | 'sk' | 'pipeline_status'>]-?: Exclude<DeploymentItem[K], undefined>;
+} & { pipeline_status: DeploymentPipelineStatus | null };
 
 export const toDeployment = (item: DeploymentItem): Deployment => ({
   id: item.id,
@@ -59,6 +77,9 @@ export const toDeployment = (item: DeploymentItem): Deployment => ({
   environment: item.environment ?? null,
   url: item.url ?? null,
   pipeline_status: item.pipeline_status ?? null,
+  pipeline_id: item.pipeline_id ?? null,
+  pipeline_execution_id: item.pipeline_execution_id ?? null,
+  pipeline_error: item.pipeline_error ?? null,
   error_message: item.error_message ?? null,
   created_at: item.created_at,
   updated_at: item.updated_at,

@@ -1,20 +1,25 @@
+import { getMany } from '#lib/db/batch';
 import { itemIsNew } from '#lib/db/conditions';
 import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
 import {
   type Deployment,
   type DeploymentItem,
+  type DeploymentPipelineStatus,
   type DeploymentStatus,
   deploymentKeys,
   toDeployment,
 } from '#lib/deployments/deployment-keys';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
+import { type ExecutionItem, type ExecutionStatus, executionKeys } from '#lib/pipelines/execution-keys';
 
 export {
   DEPLOYMENT_STATUSES,
   type Deployment,
+  type DeploymentPipelineStatus,
   type DeploymentStatus,
+  PIPELINE_STATUSES,
   type PipelineStatus,
 } from '#lib/deployments/deployment-keys';
 
@@ -27,7 +32,7 @@ export {
 /** The write that records a deployment started by a push; its id is new, so it never replaces one. */
 export function newDeploymentWrite(
   orgId: string,
-  deployment: Omit<Deployment, 'status' | 'created_at' | 'updated_at'>,
+  deployment: Omit<DeploymentItem, 'pk' | 'sk' | 'status' | 'created_at' | 'updated_at'>,
   now: Date,
 ): TransactItem {
   const at = now.toISOString();
@@ -111,7 +116,11 @@ export function deploymentOutcomeWrite(
   };
 }
 
-/** GET /deployments: the organization's deployments, newest first. */
+/**
+ * GET /deployments: the organization's deployments, newest first. A deployment whose push started the
+ * deploy pipeline shows the pipeline's status as its execution has it now (read with the page, one
+ * BatchGetItem), so that it follows the execution to its end.
+ */
 export async function listDeployments(ctx: RequestContext, page: PageRequest): Promise<Page<Deployment>> {
   const principal = requirePrincipal(ctx);
   const result = await queryPage<DeploymentItem>(
@@ -123,5 +132,33 @@ export async function listDeployments(ctx: RequestContext, page: PageRequest): P
     },
     page,
   );
-  return { items: result.items.map(toDeployment), total: result.total };
+  return { items: await withPipelineOutcomes(principal.orgId, result.items), total: result.total };
+}
+
+const FROM_EXECUTION: Record<ExecutionStatus, DeploymentPipelineStatus> = {
+  queued: 'running',
+  running: 'running',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+async function withPipelineOutcomes(orgId: string, items: DeploymentItem[]): Promise<Deployment[]> {
+  const started = items.filter(
+    (item): item is DeploymentItem & { pipeline_id: number; pipeline_execution_id: number } =>
+      item.pipeline_status === 'running' &&
+      typeof item.pipeline_id === 'number' &&
+      typeof item.pipeline_execution_id === 'number',
+  );
+  const executions = await getMany<ExecutionItem>(
+    started.map((item) => executionKeys.byId(orgId, item.pipeline_id, item.pipeline_execution_id)),
+  );
+  const statusOf = new Map(
+    started.map((item, at) => [item.id, executions[at] ? FROM_EXECUTION[executions[at].status] : undefined]),
+  );
+  return items.map((item) => {
+    const deployment = toDeployment(item);
+    const status = statusOf.get(item.id);
+    return status ? { ...deployment, pipeline_status: status } : deployment;
+  });
 }

@@ -27,7 +27,7 @@ import {
  */
 
 /** TransactWriteItems takes at most 100 items. */
-const TRANSACTION_LIMIT = 100;
+export const TRANSACTION_LIMIT = 100;
 
 export const nextExecutionId = (orgId: string): Promise<number> =>
   nextId(counterKey(executionKeys.counter, tenantPk(orgId)));
@@ -113,8 +113,17 @@ export function executionPage(
  * The transactions that write a new execution: its stages in groups of at most 99, the execution item
  * in the last one. Readers find an execution by its own item only, so until the last transaction lands
  * nothing of it is visible, and a crash in between leaves only unreachable stage items.
+ *
+ * `reserved` items of the last transaction are left free for the caller's own writes, which then land
+ * with the execution item or not at all (the git webhook commits its delivery's seen guard and the
+ * deployment so: lib/deployments/deploy-pipeline.ts). The execution item goes alone in a transaction of
+ * its own when the last group of stages leaves no room for it and them.
  */
-export function newExecutionTransactions(execution: ExecutionItem, stages: StageItem[]): TransactItem[][] {
+export function newExecutionTransactions(
+  execution: ExecutionItem,
+  stages: StageItem[],
+  reserved = 0,
+): TransactItem[][] {
   const puts: TransactItem[] = stages.map((Item) => ({ Put: { Item, ConditionExpression: itemIsNew } }));
   const groups: TransactItem[][] = [];
   for (let start = 0; start < puts.length; start += TRANSACTION_LIMIT - 1) {
@@ -122,7 +131,7 @@ export function newExecutionTransactions(execution: ExecutionItem, stages: Stage
   }
   const last = groups.at(-1);
   const executionPut: TransactItem = { Put: { Item: execution, ConditionExpression: itemIsNew } };
-  if (last && last.length < TRANSACTION_LIMIT) last.push(executionPut);
+  if (last && last.length + 1 + reserved <= TRANSACTION_LIMIT) last.push(executionPut);
   else groups.push([executionPut]);
   return groups;
 }

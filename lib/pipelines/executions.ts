@@ -49,9 +49,7 @@ export async function sendStage(ctx: RequestContext, message: StageMessage, dela
 
 /**
  * POST /agent-pipelines/{id}/execute. Refused before anything is written when the stages reference
- * inputs the call lacks (400, one detail per input) or when the balance is below the estimate (402,
- * `needed` and `available`): the sum over stages of `config.max_tokens`, or DEFAULT_STAGE_TOKEN_ESTIMATE
- * each. Tokens are consumed per stage as each succeeds, not reserved here.
+ * inputs the call lacks or the balance is below the estimate (`newExecution`).
  *
  * The stages are written before the execution (lib/pipelines/execution-records.ts), the root stages
  * already `queued`: only this request sends their messages, so each is enqueued once without a
@@ -70,7 +68,31 @@ export async function executePipeline(
     getBalance(orgId),
   ]);
   if (!pipeline) throw pipelineNotFound();
+  const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy: activityActor(principal).actor_id });
+  for (const group of newExecutionTransactions(created.execution, created.stages)) await transact(group);
+  await sendRootStages(ctx, orgId, created);
+  return toExecution(created.execution, created.stages);
+}
 
+/** An execution not yet written: its item and its stages' items (written by `newExecutionTransactions`). */
+export interface NewExecution {
+  execution: ExecutionItem;
+  stages: StageItem[];
+}
+
+/**
+ * A new `running` execution of `pipeline` with `inputs`, under the organization's next execution id,
+ * as items to write. Refused when the stages reference inputs that `inputs` lacks (ValidationError, one
+ * detail per input; inputs no stage references are kept and otherwise unused) or when the balance is
+ * below the estimate (PaymentRequiredError, `needed` and `available`): the sum over stages of
+ * `config.max_tokens`, or DEFAULT_STAGE_TOKEN_ESTIMATE each. Tokens are consumed per stage as each
+ * succeeds, not reserved here.
+ */
+export async function newExecution(
+  ctx: RequestContext,
+  input: { orgId: string; pipeline: PipelineItem; inputs: Record<string, unknown>; createdBy: string },
+): Promise<NewExecution> {
+  const { orgId, pipeline, inputs } = input;
   const missing = referencedInputs(pipeline.stages).filter((field) => inputs[field] === undefined);
   if (missing.length > 0) {
     throw new ValidationError(
@@ -93,9 +115,9 @@ export async function executePipeline(
   const id = await nextExecutionId(orgId);
   const at = ctx.ports.clock.now().toISOString();
   const execution: ExecutionItem = {
-    ...executionKeys.byId(orgId, pipelineId, id),
+    ...executionKeys.byId(orgId, pipeline.id, id),
     id,
-    pipeline_id: pipelineId,
+    pipeline_id: pipeline.id,
     pipeline_name: pipeline.name,
     version: pipeline.version,
     status: 'running',
@@ -105,36 +127,41 @@ export async function executePipeline(
     tokens_used: 0,
     started_at: at,
     finished_at: null,
-    created_by: activityActor(principal).actor_id,
+    created_by: input.createdBy,
     gsi1pk: executionKeys.runningPk,
-    gsi1sk: executionKeys.runningSort(at, orgId, pipelineId, id),
+    gsi1sk: executionKeys.runningSort(at, orgId, pipeline.id, id),
   };
-  const stages = stageItemsOf(orgId, pipeline, id, at);
-  for (const group of newExecutionTransactions(execution, stages)) await transact(group);
-  // The execution is written: a message the queue refuses now is sent again by the reconciler (a stage
-  // queued for two minutes), so the caller is answered 202 all the same.
+  return { execution, stages: stageItemsOf(orgId, pipeline, id, at) };
+}
+
+/**
+ * Sends the messages of the root stages of an execution once it is written. A message the queue
+ * refuses is sent again by the reconciler (a stage queued for two minutes), so it is logged, not thrown:
+ * the execution has started all the same.
+ */
+export async function sendRootStages(ctx: RequestContext, orgId: string, written: NewExecution): Promise<void> {
+  const { execution } = written;
   await Promise.all(
-    stages
+    written.stages
       .filter((item) => item.status === 'queued')
       .map((stage) =>
         sendStage(ctx, {
           org_id: orgId,
-          pipeline_id: pipelineId,
-          execution_id: id,
+          pipeline_id: execution.pipeline_id,
+          execution_id: execution.id,
           stage: stage.name,
           attempt: 1,
           agent: stage.agent,
         }).catch((error: Error) =>
           logger.warn('queueing a pipeline stage failed; the reconciler will send it', {
             orgId,
-            executionId: id,
+            executionId: execution.id,
             stage: stage.name,
             error,
           }),
         ),
       ),
   );
-  return toExecution(execution, stages);
 }
 
 function stageItemsOf(orgId: string, pipeline: PipelineItem, executionId: number, at: string): StageItem[] {

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { DEPLOYMENT_STATUSES } from '#lib/deployments/deployments';
+import { DEPLOYMENT_STATUSES, PIPELINE_STATUSES } from '#lib/deployments/deployments';
 import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 
@@ -28,9 +28,25 @@ export const DeploymentRecord = z
     environment: z.string().nullable(),
     url: z.string().nullable(),
     pipeline_status: z
-      .enum(['not_configured'])
+      .enum(PIPELINE_STATUSES)
       .nullable()
-      .meta({ description: 'For pushes: whether the organization’s deploy pipeline ran' }),
+      .meta({
+        description:
+          'For pushes: what became of the organization’s deploy pipeline (PATCH /tenant-config ' +
+          '`deploy_pipeline_id`). `not_configured`: none is configured, or the one configured no longer exists ' +
+          '(`pipeline_error` says so); `failed_to_start`: it was refused before it started (`pipeline_error` says ' +
+          'why, e.g. a token balance below its estimate, or an input its stages reference that a push does not ' +
+          'give); otherwise the status of the execution it started: `running`, then `succeeded`, `failed` or ' +
+          '`cancelled`. The deployment’s own `status` is the hosting provider’s and is not changed by the pipeline.',
+      }),
+    pipeline_id: z.number().int().nullable().meta({ description: 'The deploy pipeline the push ran or tried to run' }),
+    pipeline_execution_id: z.number().int().nullable().meta({
+      description: 'The execution the push started: GET /agent-pipelines/{pipeline_id}/executions/{id}',
+    }),
+    pipeline_error: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the deploy pipeline did not start; null when it started or none is configured' }),
     error_message: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),

@@ -3,7 +3,10 @@ import { defineRoute } from '#lib/http/route';
 import { pagingQuery } from '#lib/http/schemas';
 import { DELIVERY_ID_PATTERN, DELIVERY_STATUSES, WEBHOOK_EVENTS } from '#lib/webhooks/outbound/event-types';
 
-/** The organization's outbound webhooks: URLs per event, the signing secret, the delivery log. */
+/**
+ * The organization's configuration: outbound webhooks (URLs per event, the signing secret, the delivery
+ * log) and the deploy pipeline that a push to the default branch runs.
+ */
 
 const group = 'tenant-config';
 const tags = ['Tenant configuration'];
@@ -49,6 +52,16 @@ export const TenantConfigRecord = z
           'Standard Webhooks secret (`whsec_` + base64 of 24 random bytes), created on first use. Shown to ' +
           'organization admins and owners only; null for everyone else.',
         example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      }),
+    deploy_pipeline_id: z
+      .number()
+      .int()
+      .nullable()
+      .meta({
+        description:
+          'The agent pipeline a push to the repository’s default branch runs (POST /webhooks/git), or null ' +
+          'when none is configured. A pipeline deleted since stays named here; pushes then report that it no ' +
+          'longer exists.',
       }),
     updated_at: z.string().nullable().meta({ description: 'Null until the configuration is first changed' }),
   })
@@ -115,36 +128,59 @@ export const getTenantConfig = defineRoute({
   response: TenantConfigRecord,
 });
 
+const WebhookChanges = z.strictObject(
+  Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, webhookUrl.nullable().optional()])) as Record<
+    (typeof WEBHOOK_EVENTS)[number],
+    z.ZodOptional<z.ZodNullable<typeof webhookUrl>>
+  >,
+  {
+    error: (issue) =>
+      issue.code === 'unrecognized_keys'
+        ? `unknown event ${issue.keys.map((key) => `"${key}"`).join(', ')}; events are ${WEBHOOK_EVENTS.join(', ')}`
+        : undefined,
+  },
+);
+
+const DEPLOY_PIPELINE =
+  '`deploy_pipeline_id` names the agent pipeline that a push to the repository’s default branch runs (see POST ' +
+  '/webhooks/git), or null to remove it; it must be a pipeline of the organization (400 otherwise). Each such ' +
+  'push executes it with the inputs `repository`, `branch`, `commit_sha`, `deployment_id` and, when the push ' +
+  'tells them, `pusher` and `compare_url`; its stages may reference any of these as `{{input.<field>}}` ' +
+  '(inputs a stage does not reference are kept on the execution and otherwise unused).';
+
 export const updateTenantConfig = defineRoute({
   group,
   tags,
   method: 'PATCH',
   path: '/tenant-config',
   auth: 'bearer',
-  summary: 'Register or remove outbound webhook URLs',
+  summary: 'Register or remove outbound webhook URLs; set the deploy pipeline',
   description:
     `${ADMINS} \`webhooks\` maps events (${EVENTS}) to a URL, or to null to remove it; events not named keep ` +
-    'their URL. Unknown event keys and invalid URLs are a 400 naming each one, and nothing is changed. Answers ' +
+    'their URL. Unknown event keys and invalid URLs are a 400 naming each one, and nothing is changed. ' +
+    `${DEPLOY_PIPELINE} The body names \`webhooks\`, \`deploy_pipeline_id\` or both (an addition to the ` +
+    'specification, whose body has `webhooks` only). Answers ' +
     'the whole configuration, secret included (created if there was none). Events published before a change are ' +
     'still delivered to the URL they were published for. Unless the deployment allows private targets, a host that ' +
     'is `localhost` or a name under it (in any case, with or without a trailing dot) or a non-public IP address in ' +
     'any spelling (decimal, hex, octal, short, IPv4-mapped IPv6) is refused here; any other name is resolved once ' +
     'before each delivery, which is refused if any address is not public and otherwise connects to the address ' +
     'checked.',
-  body: z.object({
-    webhooks: z.strictObject(
-      Object.fromEntries(WEBHOOK_EVENTS.map((event) => [event, webhookUrl.nullable().optional()])) as Record<
-        (typeof WEBHOOK_EVENTS)[number],
-        z.ZodOptional<z.ZodNullable<typeof webhookUrl>>
-      >,
-      {
-        error: (issue) =>
-          issue.code === 'unrecognized_keys'
-            ? `unknown event ${issue.keys.map((key) => `"${key}"`).join(', ')}; events are ${WEBHOOK_EVENTS.join(', ')}`
-            : undefined,
-      },
-    ),
-  }),
+  body: z
+    .object({
+      webhooks: WebhookChanges.optional(),
+      deploy_pipeline_id: z
+        .number()
+        .int()
+        .min(1)
+        .nullable()
+        .optional()
+        .meta({ description: 'A pipeline id of the organization, or null to remove the deploy pipeline' }),
+    })
+    .refine((body) => body.webhooks !== undefined || body.deploy_pipeline_id !== undefined, {
+      path: ['webhooks'],
+      message: 'name webhooks, deploy_pipeline_id or both',
+    }),
   response: TenantConfigRecord,
 });
 

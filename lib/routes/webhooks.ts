@@ -33,8 +33,9 @@ const WebhookAction = z
   .object({
     type: z.string().meta({
       description:
-        'deployment.recorded, deploy_pipeline.not_configured, job.queued, deployment.updated, alert.created, ' +
-        'team.notified, support_request.created, pong or ignored',
+        'deployment.recorded, deploy_pipeline.started (id: the execution id), deploy_pipeline.failed_to_start, ' +
+        'deploy_pipeline.not_configured, job.queued, deployment.updated, alert.created, team.notified, ' +
+        'support_request.created, pong or ignored',
     }),
     id: z.string().optional().meta({ description: 'The record created or changed' }),
     status: z.string().optional(),
@@ -77,10 +78,20 @@ export const gitWebhook = defineRoute({
       'credential `webhook.git.secret`. `X-GitHub-Event` names the event (`ping` answers 200; events other than ' +
       '`push` are acknowledged and ignored); `X-GitHub-Delivery` is the delivery id, processed once (a resent ' +
       'body under a new delivery id counts as the same delivery).',
-    'A push to the repository’s default branch records a `pending` deployment (see GET /deployments) and asks ' +
-      'for the organization’s deploy pipeline (none can be configured yet: the action says so). If that push ' +
-      'adds or modifies logo images (a path containing "logo" with an image extension), a `brand-assets` job is ' +
-      'queued. Pushes to other branches, tags and branch deletions are acknowledged and ignored.',
+    'A push to the repository’s default branch records a `pending` deployment (see GET /deployments) and ' +
+      'executes the organization’s deploy pipeline (PATCH /tenant-config `deploy_pipeline_id`) with the inputs ' +
+      '`repository`, `branch`, `commit_sha`, `deployment_id` and, when the push tells them, `pusher` (the ' +
+      'pusher’s name, else the sender’s login) and `compare_url`. The action `deploy_pipeline.started` names ' +
+      'the execution (GET /agent-pipelines/{id}/executions/{executionId}); the deployment records it and ' +
+      'shows its status. The execution is recorded with the delivery: a repeated delivery never starts a ' +
+      'second one. When the pipeline cannot start (the token balance is below its estimate, or its stages ' +
+      'reference an input a push does not give) the action is `deploy_pipeline.failed_to_start` and the ' +
+      'deployment records why; when none is configured, or the one configured no longer exists, it is ' +
+      '`deploy_pipeline.not_configured`. Either way the answer is 200: sending the push again would change ' +
+      'nothing.',
+    'If that push adds or modifies logo images (a path containing "logo" with an image extension), a ' +
+      '`brand-assets` job is queued. Pushes to other branches, tags and branch deletions are acknowledged and ' +
+      'ignored.',
     COMMON,
   ].join('\n\n'),
   query: orgQuery,

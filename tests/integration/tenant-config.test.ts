@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { type MemoryQueue, memoryQueue } from '#lib/adapters/local/memory-queue';
 import {
@@ -12,6 +13,7 @@ import {
 import { testQueue } from '#tests/support/queues';
 
 const tenantConfig = tenantConfigHandler({ ports: { queue: testQueue } });
+const pipelines = agentPipelinesHandler({ ports: { queue: testQueue } });
 
 /** Sends made by the endpoints land here; this file checks the configuration, not the deliveries. */
 const sent: unknown[] = [];
@@ -86,7 +88,12 @@ describe('GET /tenant-config', () => {
     // Assess
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
-      data: { webhooks: NO_HOOKS, signing_secret: expect.stringMatching(SECRET), updated_at: null },
+      data: {
+        webhooks: NO_HOOKS,
+        signing_secret: expect.stringMatching(SECRET),
+        deploy_pipeline_id: null,
+        updated_at: null,
+      },
     });
     expect(second.body.data.signing_secret).toBe(first.body.data.signing_secret);
   });
@@ -120,6 +127,7 @@ describe('GET /tenant-config', () => {
     expect(asMember.body.data).toEqual({
       webhooks: { ...NO_HOOKS, task_completed: 'https://hooks.example.com/tasks' },
       signing_secret: null,
+      deploy_pipeline_id: null,
       updated_at: expect.any(String),
     });
     expect(asAdmin.body.data.signing_secret).toMatch(SECRET);
@@ -161,6 +169,7 @@ describe('PATCH /tenant-config', () => {
         agent_error: 'https://hooks.example.com/errors',
       },
       signing_secret: expect.stringMatching(SECRET),
+      deploy_pipeline_id: null,
       updated_at: expect.any(String),
     });
     const expected = {
@@ -366,6 +375,112 @@ describe('PATCH /tenant-config', () => {
     // Assess
     expect(response.status).toBe(200);
     expect(response.body.data.webhooks.agent_error).toBe('https://hooks.example.com/e');
+  });
+});
+
+describe('PATCH /tenant-config deploy_pipeline_id', () => {
+  /** A one-stage pipeline of the caller's organization; its id. */
+  async function createPipeline(options: CallOptions): Promise<number> {
+    const body = { name: `Deploy ${crypto.randomUUID()}`, stages: [{ name: 'ship', agent: 'qa-tester' }] };
+    const response = await call(pipelines, 'POST', '/agent-pipelines', { ...options, body });
+    if (response.status !== 201) throw new Error(`create failed: ${JSON.stringify(response.body)}`);
+    return response.body.data.id;
+  }
+
+  it('names a pipeline of the organization, keeps the webhooks, and removes it given null', async () => {
+    // Prepare
+    const org = await organization();
+    const pipelineId = await createPipeline(org.as(org.owner));
+    await patch(org.as(org.owner), { task_completed: 'https://hooks.example.com/tasks' });
+
+    // Act
+    const set = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.orgAdmin),
+      body: { deploy_pipeline_id: pipelineId },
+    });
+    const read = await call(tenantConfig, 'GET', '/tenant-config', org.as(org.member));
+    const removed = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: null },
+    });
+
+    // Assess
+    expect(set.status).toBe(200);
+    expect(set.body.data.deploy_pipeline_id).toBe(pipelineId);
+    expect(set.body.data.webhooks.task_completed).toBe('https://hooks.example.com/tasks');
+    expect(read.body.data.deploy_pipeline_id).toBe(pipelineId);
+    expect(removed.status).toBe(200);
+    expect(removed.body.data.deploy_pipeline_id).toBeNull();
+    expect(removed.body.data.webhooks.task_completed).toBe('https://hooks.example.com/tasks');
+  });
+
+  it('answers 400 for a pipeline the organization does not have, and changes nothing', async () => {
+    // Prepare
+    const org = await organization();
+    const other = await newUser('other');
+    // Pipeline ids count per organization: the other one's second pipeline has an id this one lacks.
+    await createPipeline({ token: other.token });
+    const othersPipeline = await createPipeline({ token: other.token });
+    const ownPipeline = await createPipeline(org.as(org.owner));
+    await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: ownPipeline },
+    });
+
+    // Act
+    const unknown = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: 999_999, webhooks: { task_completed: 'https://hooks.example.com/t' } },
+    });
+    const foreign = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: othersPipeline },
+    });
+    const read = await call(tenantConfig, 'GET', '/tenant-config', org.as(org.owner));
+
+    // Assess
+    expectValidationError(unknown, 'body.deploy_pipeline_id', /names no pipeline of this organization/);
+    expectValidationError(foreign, 'body.deploy_pipeline_id', /names no pipeline of this organization/);
+    expect(read.body.data.deploy_pipeline_id).toBe(ownPipeline);
+    expect(read.body.data.webhooks).toEqual(NO_HOOKS);
+  });
+
+  it('answers 400 for an id that is not a positive integer, and for a body naming neither field', async () => {
+    // Prepare
+    const org = await organization();
+
+    // Act
+    const text = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: '7' },
+    });
+    const zero = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.owner),
+      body: { deploy_pipeline_id: 0 },
+    });
+    const empty = await call(tenantConfig, 'PATCH', '/tenant-config', { ...org.as(org.owner), body: {} });
+
+    // Assess
+    expectValidationError(text, 'body.deploy_pipeline_id', /.+/);
+    expectValidationError(zero, 'body.deploy_pipeline_id', /.+/);
+    expectValidationError(empty, 'body.webhooks', /name webhooks, deploy_pipeline_id or both/);
+  });
+
+  it('answers 403 to a member who is not an admin', async () => {
+    // Prepare
+    const org = await organization();
+    const pipelineId = await createPipeline(org.as(org.owner));
+
+    // Act
+    const response = await call(tenantConfig, 'PATCH', '/tenant-config', {
+      ...org.as(org.member),
+      body: { deploy_pipeline_id: pipelineId },
+    });
+    const read = await call(tenantConfig, 'GET', '/tenant-config', org.as(org.owner));
+
+    // Assess
+    expect(response.status).toBe(403);
+    expect(read.body.data.deploy_pipeline_id).toBeNull();
   });
 });
 

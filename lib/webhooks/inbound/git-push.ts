@@ -1,21 +1,30 @@
 import { sha256 } from '#lib/crypto/secrets';
-import type { TransactItem } from '#lib/db/transactions';
-import { runConfiguredDeployPipeline } from '#lib/deployments/deploy-pipeline';
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { prepareDeployPipeline } from '#lib/deployments/deploy-pipeline';
 import { newDeploymentWrite } from '#lib/deployments/deployments';
 import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
+import { type NewExecution, sendRootStages } from '#lib/pipelines/executions';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
-import { receipt, recordDeliveryOnce, type WebhookAction, type WebhookReceipt } from '#lib/webhooks/inbound/receipts';
+import {
+  deliveryItemCount,
+  receipt,
+  recordDeliveryOnce,
+  seenBefore,
+  type WebhookAction,
+  type WebhookReceipt,
+} from '#lib/webhooks/inbound/receipts';
 import { type InboundRequest, verifyInboundWebhook } from '#lib/webhooks/inbound/verification';
 import { SAFE_ID } from '#lib/webhooks/inbound/webhook-keys';
 
 /**
  * POST /webhooks/git: push events of the source-code host. A push to the repository's default branch
- * records a pending deployment (and asks for the organization's deploy pipeline); if it also adds or
- * changes logo images, a brand-assets job is queued. Pushes to other branches, tags and deleted
- * branches are acknowledged and ignored.
+ * records a pending deployment and runs the organization's deploy pipeline, if it has one
+ * (lib/deployments/deploy-pipeline.ts: the execution commits with the delivery, exactly once); if it
+ * also adds or changes logo images, a brand-assets job is queued. Pushes to other branches, tags and
+ * deleted branches are acknowledged and ignored.
  */
 
 const IMAGE_EXTENSION = /\.(?:png|jpe?g|gif|svg|webp|avif|ico|bmp|tiff?)$/i;
@@ -51,27 +60,29 @@ export async function receiveGitWebhook(
   }
   const deliveryId = requiredHeader(request.headers, 'x-github-delivery', SAFE_ID);
   const push = parsePayload(GitPushPayload, request.body);
-  const plan = planPush(orgId, deliveryId, push, now);
+  // The delivery header is not covered by the signature: a captured push resent under a new delivery id
+  // must still count as seen, so the exact signed body is remembered too.
+  const alsoOnce = [`sha256:${sha256(request.rawBody ?? '')}`];
+  const log = { source: 'git', event: 'push', org_id: orgId, event_id: deliveryId };
+  // A redelivery would otherwise take an execution id and write stage items for nothing.
+  if (await seenBefore('git', orgId, [deliveryId, ...alsoOnce])) {
+    logger.info('inbound webhook accepted', { ...log, outcome: 'duplicate', actions: [] });
+    return receipt('push', [], true);
+  }
+  const plan = await planPush(ctx, { orgId, deliveryId, push, now, reserved: deliveryItemCount({ alsoOnce }) });
+  for (const group of plan.before) await transact(group);
   const outcome = await recordDeliveryOnce({
     source: 'git',
     orgId,
     eventId: deliveryId,
-    // The delivery header is not covered by the signature: a captured push resent under a new delivery
-    // id must still count as seen, so the exact signed body is remembered too.
-    alsoOnce: [`sha256:${sha256(request.rawBody ?? '')}`],
+    alsoOnce,
     event: 'push',
     payload: request.body,
     now,
     writes: plan.writes,
   });
-  logger.info('inbound webhook accepted', {
-    source: 'git',
-    event: 'push',
-    org_id: orgId,
-    event_id: deliveryId,
-    outcome,
-    actions: plan.actions.map((action) => action.type),
-  });
+  if (outcome === 'recorded' && plan.started) await sendRootStages(ctx, orgId, plan.started);
+  logger.info('inbound webhook accepted', { ...log, outcome, actions: plan.actions.map((action) => action.type) });
   return receipt('push', plan.actions, outcome === 'duplicate');
 }
 
@@ -85,29 +96,65 @@ function requiredHeader(headers: InboundRequest['headers'], name: string, patter
   return value;
 }
 
-function planPush(
-  orgId: string,
-  deliveryId: string,
-  push: GitPush,
-  now: Date,
-): { writes: TransactItem[]; actions: WebhookAction[] } {
+interface PushPlan {
+  /** Transactions that must land before the delivery's (stages of a big deploy pipeline). */
+  before: TransactItem[][];
+  /** The delivery's writes, committed with its seen guards. */
+  writes: TransactItem[];
+  actions: WebhookAction[];
+  /** The deploy pipeline's execution, whose root stages are sent once the delivery is recorded. */
+  started?: NewExecution | undefined;
+}
+
+/** `reserved`: the items the delivery's transaction holds beside these writes (guards, stored payload). */
+async function planPush(
+  ctx: RequestContext,
+  input: { orgId: string; deliveryId: string; push: GitPush; now: Date; reserved: number },
+): Promise<PushPlan> {
+  const { orgId, deliveryId, push, now } = input;
   const defaultBranch = push.repository.default_branch;
   const branch = push.ref.startsWith('refs/heads/') ? push.ref.slice('refs/heads/'.length) : undefined;
   if (branch !== defaultBranch) {
     return {
+      before: [],
       writes: [],
       actions: [{ type: 'ignored', detail: `${push.ref} is not the default branch (${defaultBranch})` }],
     };
   }
   if (push.deleted) {
-    return { writes: [], actions: [{ type: 'ignored', detail: `${push.ref} was deleted` }] };
+    return { before: [], writes: [], actions: [{ type: 'ignored', detail: `${push.ref} was deleted` }] };
   }
 
   const repository = push.repository.full_name;
   const commitSha = push.after.toLowerCase();
+  const pusher = push.pusher?.name ?? push.sender?.login ?? null;
   // One delivery records one deployment; deriving the id from it keeps the two traceable to each other.
   const deploymentId = `git-${deliveryId}`;
-  const pipeline = runConfiguredDeployPipeline(orgId, { id: deploymentId, repository, commitSha });
+  const logos = changedLogoFiles(push);
+  const job =
+    logos.length > 0
+      ? queueJob(
+          orgId,
+          {
+            type: 'brand-assets',
+            payload: {
+              repository,
+              commit_sha: commitSha,
+              files: logos.slice(0, MAX_JOB_FILES),
+              file_count: logos.length,
+            },
+            idempotencyKey: `git:${deliveryId}`,
+          },
+          now,
+        )
+      : undefined;
+  const pipeline = await prepareDeployPipeline(
+    ctx,
+    orgId,
+    { deploymentId, repository, branch, commitSha, pusher, compareUrl: push.compare ?? null },
+    // Beside the execution's own items: the deployment and the job.
+    input.reserved + 1 + (job ? 1 : 0),
+  );
   const writes: TransactItem[] = [
     newDeploymentWrite(
       orgId,
@@ -117,11 +164,11 @@ function planPush(
         repository,
         branch,
         commit_sha: commitSha,
-        pusher: push.pusher?.name ?? push.sender?.login ?? null,
+        pusher,
         project: null,
         environment: null,
         url: null,
-        pipeline_status: pipeline.pipelineStatus,
+        ...pipeline.deployment,
         error_message: null,
       },
       now,
@@ -132,23 +179,7 @@ function planPush(
     { type: 'deployment.recorded', id: deploymentId, status: 'pending' },
     pipeline.action,
   ];
-
-  const logos = changedLogoFiles(push);
-  if (logos.length > 0) {
-    const job = queueJob(
-      orgId,
-      {
-        type: 'brand-assets',
-        payload: {
-          repository,
-          commit_sha: commitSha,
-          files: logos.slice(0, MAX_JOB_FILES),
-          file_count: logos.length,
-        },
-        idempotencyKey: `git:${deliveryId}`,
-      },
-      now,
-    );
+  if (job) {
     writes.push(job.write);
     actions.push({
       type: 'job.queued',
@@ -157,5 +188,5 @@ function planPush(
       detail: `brand-assets: ${logos.length} logo file(s) changed`,
     });
   }
-  return { writes, actions };
+  return { before: pipeline.before, writes, actions, started: pipeline.started };
 }

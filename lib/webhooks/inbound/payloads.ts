@@ -28,6 +28,13 @@ export const GitPushPayload = z.looseObject({
     .regex(/^[0-9a-fA-F]{40,64}$/, 'after must be a commit SHA')
     .meta({ description: 'The commit the ref points to after the push' }),
   deleted: z.boolean().nullish(),
+  // Read for the deploy pipeline's inputs only: a value of another shape is dropped, never refused.
+  compare: z
+    .string()
+    .max(2048)
+    .nullish()
+    .catch(null)
+    .meta({ description: 'The URL comparing the commits before and after the push' }),
   repository: z.looseObject({
     full_name: z.string().min(1).max(256),
     default_branch: z.string().min(1).max(256),

@@ -1,3 +1,4 @@
+import { getMany } from '#lib/db/batch';
 import { itemIsNew, type TransactItem, transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
 import { epochSeconds } from '#lib/identity/keys';
@@ -31,6 +32,19 @@ export interface Delivery {
   now: Date;
   /** The records the event creates or changes, written in the same transaction. */
   writes: TransactItem[];
+}
+
+/** How many items `recordDeliveryOnce` adds to the delivery's writes (a guard per id, the stored payload). */
+export const deliveryItemCount = (delivery: Pick<Delivery, 'alsoOnce'>): number => 2 + (delivery.alsoOnce?.length ?? 0);
+
+/**
+ * Whether any of the ids was seen before: a cheap look before work that a duplicate would waste (the
+ * git webhook's execution id and stage items). Only `recordDeliveryOnce`'s guards decide, since two
+ * deliveries may both look before either is recorded.
+ */
+export async function seenBefore(source: WebhookSource, orgId: string, ids: string[]): Promise<boolean> {
+  const found = await getMany(ids.map((id) => webhookKeys.seen(source, orgId, id)));
+  return found.some((item) => item !== undefined);
 }
 
 /** Returns `duplicate` when an id of this delivery was seen before (and then nothing was written). */

@@ -35,12 +35,14 @@ export async function claimSecretCreation(input: { orgId: string; now: Date; unt
 }
 
 /**
- * Sets (URL) or removes (null) the URL of each event given, in one UpdateItem, and notes who changed
- * the configuration. Answers the configuration as it is afterwards.
+ * Sets (URL) or removes (null) the URL of each event given, and sets (id) or removes (null) the deploy
+ * pipeline when `deployPipelineId` is given, in one UpdateItem, and notes who changed the configuration.
+ * Answers the configuration as it is afterwards.
  */
-export async function setWebhookTargets(input: {
+export async function updateTenantConfigItem(input: {
   orgId: string;
   changes: Array<[WebhookEvent, string | null]>;
+  deployPipelineId?: number | null | undefined;
   actor: string;
   at: string;
 }): Promise<TenantConfigItem> {
@@ -48,19 +50,23 @@ export async function setWebhookTargets(input: {
   const values: Record<string, unknown> = { ':at': input.at, ':actor': input.actor };
   const sets = ['updated_at = :at', 'updated_by = :actor', 'created_at = if_not_exists(created_at, :at)'];
   const removes: string[] = [];
-  for (const [index, [event, url]] of input.changes.entries()) {
-    names[`#hook${index}`] = tenantConfigKeys.hookAttribute(event);
-    if (url === null) {
-      removes.push(`#hook${index}`);
+  const change = (attribute: string, placeholder: string, value: unknown) => {
+    names[`#${placeholder}`] = attribute;
+    if (value === null) {
+      removes.push(`#${placeholder}`);
     } else {
-      values[`:hook${index}`] = url;
-      sets.push(`#hook${index} = :hook${index}`);
+      values[`:${placeholder}`] = value;
+      sets.push(`#${placeholder} = :${placeholder}`);
     }
+  };
+  for (const [index, [event, url]] of input.changes.entries()) {
+    change(tenantConfigKeys.hookAttribute(event), `hook${index}`, url);
   }
+  if (input.deployPipelineId !== undefined) change('deploy_pipeline_id', 'deployPipeline', input.deployPipelineId);
   const result = await table.update({
     Key: tenantConfigKeys.byOrg(input.orgId),
     UpdateExpression: `SET ${sets.join(', ')}${removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''}`,
-    ...(input.changes.length > 0 ? { ExpressionAttributeNames: names } : {}),
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
     ExpressionAttributeValues: values,
     ReturnValues: 'ALL_NEW',
   });

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { recordActivity } from '#lib/activity/activity-log';
 import { actorOf, readCredentialValue, saveCredential } from '#lib/credentials/store';
+import { deployPipelineProblem } from '#lib/deployments/deploy-pipeline';
 import { type ErrorDetail, ServiceUnavailableError, ValidationError } from '#lib/errors';
 import { hasOrgRole, requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
@@ -18,13 +19,13 @@ import {
   claimSecretCreation,
   getTenantConfigItem,
   markSecretRotated,
-  setWebhookTargets,
+  updateTenantConfigItem,
 } from '#lib/webhooks/outbound/tenant-config-records';
 
 /**
- * The tenant's configuration of outbound webhooks: a URL per event and the signing secret (records:
- * lib/webhooks/outbound/tenant-config-keys.ts). The secret is sealed with `ctx.ports.keys` like every
- * other credential.
+ * The tenant's configuration: outbound webhooks (a URL per event and the signing secret) and the deploy
+ * pipeline a push to the default branch runs (records: lib/webhooks/outbound/tenant-config-keys.ts). The
+ * secret is sealed with `ctx.ports.keys` like every other credential.
  */
 
 export type { TenantConfig, WebhookTargets } from '#lib/webhooks/outbound/tenant-config-keys';
@@ -95,16 +96,20 @@ export async function getTenantConfig(ctx: RequestContext): Promise<TenantConfig
 
 /**
  * PATCH /tenant-config: sets (URL) or removes (null) the URL of each event given; events not given keep
- * theirs. Every URL is checked before anything is written, and all changes land in one UpdateItem.
- * `allowPrivateTargets` is the deployment's policy (lib/webhooks/outbound/targets).
+ * theirs. `deploy_pipeline_id`, when given, names the deploy pipeline (a pipeline of the organization)
+ * or removes it (null). Everything is checked before anything is written, and all changes land in one
+ * UpdateItem. `allowPrivateTargets` is the deployment's policy (lib/webhooks/outbound/targets).
  */
 export async function updateTenantConfig(
   ctx: RequestContext,
-  body: { webhooks: Partial<Record<WebhookEvent, string | null>> },
+  body: {
+    webhooks?: Partial<Record<WebhookEvent, string | null | undefined>> | undefined;
+    deploy_pipeline_id?: number | null | undefined;
+  },
   policy: { allowPrivateTargets: boolean },
 ): Promise<TenantConfig> {
   const principal = requireOrgRole(ctx, 'admin');
-  const changes = Object.entries(body.webhooks).filter(([, url]) => url !== undefined) as Array<
+  const changes = Object.entries(body.webhooks ?? {}).filter(([, url]) => url !== undefined) as Array<
     [WebhookEvent, string | null]
   >;
   const problems: ErrorDetail[] = [];
@@ -112,13 +117,17 @@ export async function updateTenantConfig(
     const problem = url === null ? undefined : webhookUrlProblem(url, policy);
     if (problem) problems.push({ path: `webhooks.${event}`, message: problem });
   }
-  if (problems.length > 0) throw new ValidationError('The webhook URLs are not valid', problems);
+  const pipelineId = body.deploy_pipeline_id;
+  const pipelineProblem = typeof pipelineId === 'number' && (await deployPipelineProblem(principal.orgId, pipelineId));
+  if (pipelineProblem) problems.push({ path: 'deploy_pipeline_id', message: pipelineProblem });
+  if (problems.length > 0) throw new ValidationError('The configuration is not valid', problems);
 
   const now = ctx.ports.clock.now();
-  const item = await setWebhookTargets({
+  const item = await updateTenantConfigItem({
     orgId: principal.orgId,
     // Stored as the URL parser writes it, so that what is shown is exactly what is called.
     changes: changes.map(([event, url]) => [event, url === null ? null : new URL(url).href]),
+    deployPipelineId: pipelineId,
     actor: actorOf(principal),
     at: now.toISOString(),
   });
@@ -134,6 +143,7 @@ export async function updateTenantConfig(
       metadata: {
         set: changes.filter(([, url]) => url !== null).map(([event]) => event),
         removed: changes.filter(([, url]) => url === null).map(([event]) => event),
+        ...(pipelineId === undefined ? {} : { deploy_pipeline_id: pipelineId }),
       },
     },
     now,

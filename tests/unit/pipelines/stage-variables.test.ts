@@ -76,4 +76,25 @@ describe('the transactions of a new execution', () => {
     const last = groups.at(-1)?.at(-1) as { Put: { Item: unknown } };
     expect(last.Put.Item).toBe(execution);
   });
+
+  it.each([
+    [1, 5, [2]],
+    [94, 5, [95]],
+    [95, 5, [95, 1]],
+    [200, 5, [99, 99, 3]],
+    [198, 5, [99, 99, 1]],
+  ])('leaves room in the last transaction for the caller: %i stages, %i items reserved', (count, reserved, sizes) => {
+    // Act
+    const groups = newExecutionTransactions(
+      execution,
+      Array.from({ length: count }, (_, at) => stageItem(at)),
+      reserved,
+    );
+
+    // Assess
+    expect(groups.map((group) => group.length)).toEqual(sizes);
+    expect(groups.at(-1)?.length).toBeLessThanOrEqual(100 - reserved);
+    const last = groups.at(-1)?.at(-1) as { Put: { Item: unknown } };
+    expect(last.Put.Item).toBe(execution);
+  });
 });
