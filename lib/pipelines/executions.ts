@@ -68,7 +68,8 @@ export async function executePipeline(
     getBalance(orgId),
   ]);
   if (!pipeline) throw pipelineNotFound();
-  const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy: activityActor(principal).actor_id });
+  const createdBy = activityActor(principal).actor_id;
+  const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy, balance: available });
   for (const group of newExecutionTransactions(created.execution, created.stages)) await transact(group);
   await sendRootStages(ctx, orgId, created);
   return toExecution(created.execution, created.stages);
@@ -90,7 +91,14 @@ export interface NewExecution {
  */
 export async function newExecution(
   ctx: RequestContext,
-  input: { orgId: string; pipeline: PipelineItem; inputs: Record<string, unknown>; createdBy: string },
+  input: {
+    orgId: string;
+    pipeline: PipelineItem;
+    inputs: Record<string, unknown>;
+    createdBy: string;
+    /** The balance when the caller has read it already. */
+    balance?: number;
+  },
 ): Promise<NewExecution> {
   const { orgId, pipeline, inputs } = input;
   const missing = referencedInputs(pipeline.stages).filter((field) => inputs[field] === undefined);
@@ -101,6 +109,7 @@ export async function newExecution(
     );
   }
   const needed = pipeline.stages.reduce((sum, stage) => sum + stageEstimate(stage), 0);
+  const available = input.balance ?? (await getBalance(orgId)).balance;
   if (available < needed) {
     throw new PaymentRequiredError('The token balance is below the execution’s estimate', [
       {
