@@ -86,7 +86,7 @@ describe('what a rerun does with each stage', () => {
 
 describe('the transactions of a rerun', () => {
   const execution = { pk: 'T#o', sk: 'PIPEEXEC#1#1', id: 1, pipeline_id: 1, status: 'failed' } as ExecutionItem;
-  const write = (at: number): TransactItem => ({ ConditionCheck: { Key: { pk: 'T#o', sk: `s${at}` } } });
+  const write = (at: number): TransactItem => ({ Delete: { Key: { pk: 'T#o', sk: `s${at}` } } });
   const changes = { status: 'running' as const, finished_at: null };
 
   it.each([
