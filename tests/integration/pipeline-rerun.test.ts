@@ -3,9 +3,12 @@ import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { handler as tokens } from '#functions/http/tokens';
 import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
+import { pipelineReconcilerHandler } from '#functions/schedule/pipeline-reconciler';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
+import { executionKeys } from '#lib/pipelines/execution-keys';
 import { runningExecutionItems } from '#lib/pipelines/execution-records';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 
@@ -71,6 +74,7 @@ function engine(runner: AgentRunner) {
   return {
     api: agentPipelinesHandler({ ports: { queue } }),
     tenantConfig: tenantConfigHandler({ ports: { queue } }),
+    reconciler: (user: TestUser) => pipelineReconcilerHandler({ ports: { queue }, orgId: user.orgId }),
     queue,
   };
 }
@@ -408,5 +412,41 @@ describe('rerunning an execution', () => {
       ['pipeline_completed', executionId, 'succeeded'],
       ['pipeline_failed', executionId, 'failed'],
     ]);
+  });
+
+  it('has the reconciler reopen a stage a late message skipped after the rerun set the execution running', async () => {
+    // Prepare: a fails, so b is skipped; the rerun's a is held while b is skipped again, as a message that
+    // had read the execution failed would skip it, so that a's success finds b not pending.
+    const user = await newUser('rerun-reopen');
+    const runner = testRunner({ failing: ['a'] });
+    const { api, queue } = engine(runner);
+    const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
+    await queue.drain();
+    const hold = testRunner({ held: ['a'] });
+    const second = engine(hold);
+    await rerun(second.api, user, id, executionId);
+    await hold.started('a');
+    await table.update({
+      Key: executionKeys.stage(user.orgId, executionId, 'b'),
+      UpdateExpression: 'SET #status = :skipped',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':skipped': 'skipped' },
+      reason: 'test',
+    });
+    hold.release();
+    await second.queue.drain();
+    const stuck = await readExecution(api, user, id, executionId);
+
+    // Act
+    const report = await second.reconciler(user)();
+    await second.queue.drain();
+    const done = await readExecution(api, user, id, executionId);
+
+    // Assess
+    expect(stuck.status).toBe('running');
+    expect(statusesOf(stuck)).toEqual({ a: 'succeeded', b: 'skipped' });
+    expect(report).toEqual({ executions: 1, actions: 1 });
+    expect(done.status).toBe('succeeded');
+    expect(runsOf(hold, 'b')).toHaveLength(1);
   });
 });
