@@ -6,7 +6,10 @@ import { getPipeline, listPipelines, listPipelineTemplates } from '#lib/pipeline
 import { clonePipelineTemplate, createPipeline, deletePipeline, updatePipeline } from '#lib/pipelines/pipeline-writes';
 import * as routes from '#lib/routes/agent-pipelines';
 
-/** The agent-pipelines function; it queues root stages (of an execution, or of a rerun). Tests pass options (a fixed clock, their queue). */
+/**
+ * The agent-pipelines function; it queues the first stages of an execution or a rerun. Tests pass options (a
+ * fixed clock, their queue).
+ */
 export function agentPipelinesHandler(options: GroupOptions = {}) {
   return groupHandler(
     'agent-pipelines',

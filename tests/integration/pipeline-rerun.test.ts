@@ -144,7 +144,7 @@ const isRunningIndexed = async (user: TestUser, executionId: number) =>
   (await runningExecutionItems()).some((item) => item.pk === `T#${user.orgId}` && item.id === executionId);
 
 describe('rerunning an execution', () => {
-  it('runs only the failed and skipped stages again, reusing the outputs and tokens of those that succeeded', async () => {
+  it('runs only the failed and skipped stages again, reusing the outputs and tokens of succeeded ones', async () => {
     // Prepare: b fails its three attempts, so c is skipped.
     const user = await newUser('rerun');
     const runner = testRunner({ failing: ['b'] });
@@ -280,7 +280,7 @@ describe('rerunning an execution', () => {
     expect(done).toMatchObject({ status: 'succeeded', reruns: 1, tokens_used: 300 });
   });
 
-  it('answers 402 with needed and available when the balance is below the rerun’s estimate, writing nothing', async () => {
+  it('answers 402 with needed and available when the balance is below the rerun’s estimate', async () => {
     // Prepare: a consumes 1,500 of the 10,000 tokens a new organization has; b's estimate is 9,000.
     const user = await newUser('rerun-poor');
     const runner = testRunner({ failing: ['b'], tokens: { a: 1500 } });
