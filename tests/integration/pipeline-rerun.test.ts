@@ -380,6 +380,36 @@ describe('rerunning an execution', () => {
     expect(await debitedStages(user, executionId)).toEqual(['a', 'b', 'c']);
   });
 
+  it('completes at once a cancelled execution whose stages all finished their runs', async () => {
+    // Prepare: the only stage is running when the execution is cancelled; it finishes, keeping its output.
+    const user = await newUser('rerun-nothing');
+    const runner = testRunner({ held: ['a'] });
+    const { api, queue } = engine(runner);
+    const { id, executionId } = await start(api, user, [stage('a')]);
+    await runner.started('a');
+    await call(api, 'POST', `/agent-pipelines/${id}/executions/${executionId}/cancel`, as(user));
+    runner.release();
+    await queue.drain();
+    const before = await balanceOf(user);
+
+    // Act
+    const response = await rerun(api, user, id, executionId);
+    await queue.drain();
+
+    // Assess
+    expect(response.status).toBe(202);
+    expect(response.body.data).toMatchObject({
+      status: 'succeeded',
+      stages_succeeded: 1,
+      reruns: 1,
+      rerun: { stages: [], estimated_tokens: 0 },
+    });
+    expect(statusesOf(response.body.data)).toEqual({ a: 'succeeded' });
+    expect(runsOf(runner, 'a')).toHaveLength(1);
+    expect(await balanceOf(user)).toBe(before);
+    expect(await isRunningIndexed(user, executionId)).toBe(false);
+  });
+
   it('emits pipeline_failed, then pipeline_completed once the rerun succeeds, and nothing when it starts', async () => {
     // Prepare
     const user = await newUser('rerun-events');
