@@ -1,11 +1,15 @@
 import { queue } from '#lib/app/queue';
 import { type GroupOptions, groupHandler, route } from '#lib/http/group-handler';
+import { rerunExecution } from '#lib/pipelines/execution-rerun';
 import { cancelExecution, executePipeline, getExecution, listExecutions } from '#lib/pipelines/executions';
 import { getPipeline, listPipelines, listPipelineTemplates } from '#lib/pipelines/pipeline-queries';
 import { clonePipelineTemplate, createPipeline, deletePipeline, updatePipeline } from '#lib/pipelines/pipeline-writes';
 import * as routes from '#lib/routes/agent-pipelines';
 
-/** The agent-pipelines function; it queues root stages. Tests pass options (a fixed clock, their queue). */
+/**
+ * The agent-pipelines function; it queues the first stages of an execution or a rerun. Tests pass options (a
+ * fixed clock, their queue).
+ */
 export function agentPipelinesHandler(options: GroupOptions = {}) {
   return groupHandler(
     'agent-pipelines',
@@ -30,6 +34,7 @@ export function agentPipelinesHandler(options: GroupOptions = {}) {
         routes.cancelExecution,
         async ({ params, ctx }) => await cancelExecution(ctx, params.id, params.executionId),
       ),
+      route(routes.rerunExecution, async ({ params, ctx }) => await rerunExecution(ctx, params.id, params.executionId)),
     ],
     { ...options, ports: { queue, ...options.ports } },
   );

@@ -19,6 +19,7 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
  *
  * A running execution carries `gsi1pk`/`gsi1sk`, removed by the update that ends it: the running index
  * holds only executions still running, so the reconciler (lib/pipelines/reconcile.ts) reads those alone.
+ * A rerun (lib/pipelines/execution-rerun.ts) sets them again, with the same id and stage items.
  */
 export const executionKeys = {
   byId: (orgId: string, pipelineId: number, id: number): TableKey => ({
@@ -63,6 +64,9 @@ export interface ExecutionItem extends TableKey {
   started_at: string;
   finished_at: string | null;
   created_by: string;
+  /** How often the execution was rerun from its failure (lib/pipelines/execution-rerun.ts); absent before. */
+  reruns?: number;
+  rerun_at?: string | null;
   /** Present while running (the running index). */
   gsi1pk?: string;
   gsi1sk?: string;
@@ -119,6 +123,8 @@ export interface Execution {
   tokens_used: number;
   started_at: string;
   finished_at: string | null;
+  reruns: number;
+  rerun_at: string | null;
 }
 
 export const toExecutionStage = (item: StageItem): ExecutionStage => ({
@@ -147,6 +153,8 @@ export const toExecution = (item: ExecutionItem, stages: StageItem[]): Execution
   tokens_used: item.tokens_used ?? 0,
   started_at: item.started_at,
   finished_at: item.finished_at ?? null,
+  reruns: item.reruns ?? 0,
+  rerun_at: item.rerun_at ?? null,
 });
 
 /** What a stage message names: one attempt of one stage. */

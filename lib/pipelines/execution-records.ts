@@ -24,6 +24,7 @@ import {
  * |---|---|
  * | `stage-moved` | the stage is no longer in the status (and attempt) the writer expects |
  * | `execution-ended` | the execution is no longer running (cancelled, failed) |
+ * | `execution-moved` | a rerun's execution is no longer in the status read, or was rerun since |
  */
 
 /** TransactWriteItems takes at most 100 items. */
@@ -284,4 +285,66 @@ export async function moveStages(
     candidates.map((stage) => tryUpdate(stageUpdate(orgId, stage, from, { status: to, finished_at: at }))),
   );
   return candidates.filter((_, at) => moved[at]).map((stage) => stage.name);
+}
+
+/**
+ * The condition that a rerun's execution is still as read: in its status (failed, cancelled) and not rerun
+ * since (its `reruns` count unchanged), so that of two reruns of one execution only one lands.
+ */
+function unchangedSinceRead(execution: ExecutionItem) {
+  return {
+    expression: `#status = :readStatus AND ${
+      execution.reruns === undefined ? 'attribute_not_exists(#reruns)' : '#reruns = :readReruns'
+    }`,
+    names: { '#status': 'status', '#reruns': 'reruns' },
+    values: {
+      ':readStatus': execution.status,
+      ...(execution.reruns === undefined ? {} : { ':readReruns': execution.reruns }),
+    },
+  };
+}
+
+/**
+ * The transactions that start a failed or cancelled execution again (lib/pipelines/execution-rerun.ts):
+ * the stage writes in groups of at most 99, each with the execution's condition (unchanged since read,
+ * reason `execution-moved`), and the update that sets the execution `running` (with `changes`) in the
+ * last one. Until that one lands the execution is not running: a crash or a refusal in between leaves
+ * it failed or cancelled with some stages already reset, which no reader drives on (the reconciler
+ * reads running executions only, a stage message of a failed execution runs nothing) and which a later
+ * rerun takes over, since its stages are rerun from whatever status they are in.
+ */
+export function rerunTransactions(
+  orgId: string,
+  execution: ExecutionItem,
+  changes: Partial<ExecutionItem> & { status: 'running' },
+  stageWrites: TransactItem[],
+): TransactItem[][] {
+  const unchanged = unchangedSinceRead(execution);
+  const key = executionKeys.byId(orgId, execution.pipeline_id, execution.id);
+  const check: TransactItem = {
+    ConditionCheck: {
+      Key: key,
+      ConditionExpression: unchanged.expression,
+      ExpressionAttributeNames: unchanged.names,
+      ExpressionAttributeValues: unchanged.values,
+    },
+    reason: 'execution-moved',
+  };
+  const set = setClause(changes);
+  const flip: TransactItem = {
+    Update: {
+      Key: key,
+      UpdateExpression: set.expression,
+      ConditionExpression: unchanged.expression,
+      ExpressionAttributeNames: { ...set.names, ...unchanged.names },
+      ExpressionAttributeValues: { ...set.values, ...unchanged.values },
+    },
+    reason: 'execution-moved',
+  };
+  const groups: TransactItem[][] = [];
+  for (let start = 0; start < stageWrites.length; start += TRANSACTION_LIMIT - 1) {
+    groups.push(stageWrites.slice(start, start + TRANSACTION_LIMIT - 1));
+  }
+  if (groups.length === 0) return [[flip]];
+  return groups.map((group, at) => [...group, at === groups.length - 1 ? flip : check]);
 }

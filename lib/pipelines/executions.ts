@@ -38,8 +38,8 @@ import { getBalance } from '#lib/tokens/ledger';
 
 export const executionNotFound = () => new NotFoundError('Execution not found');
 
-/** A stage's share of the estimate: its `config.max_tokens`, else the default. */
-const stageEstimate = (stage: Stage) =>
+/** A stage's share of an execution's (or a rerun's) estimate: its `config.max_tokens`, else the default. */
+export const stageEstimate = (stage: Pick<Stage, 'config'>) =>
   typeof stage.config.max_tokens === 'number' ? stage.config.max_tokens : DEFAULT_STAGE_TOKEN_ESTIMATE;
 
 /** Sends one attempt of a stage to the stage queue. */

@@ -1,7 +1,8 @@
-import type { TransactItem } from '#lib/db/transactions';
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { isConditionFailed } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
-import type { ExecutionItem, StageItem, StageMessage } from '#lib/pipelines/execution-keys';
+import { type ExecutionItem, executionKeys, type StageItem, type StageMessage } from '#lib/pipelines/execution-keys';
 import {
   getExecutionItem,
   runningExecutionItems,
@@ -23,6 +24,9 @@ import { completeExecution, queueReadyStage, stageFailed } from '#lib/pipelines/
  * - a stage `queued` since more than QUEUED_RESEND_AFTER_SEC may have lost its message: sent again (the
  *   claim is conditional, so a duplicate runs nothing); a stage queued without `queued_at` is stamped;
  * - a stage `pending` at `remaining` 0 was never queued by its last dependency: queued as fan-in does;
+ * - a stage `skipped`, or `cancelled` before it ran, was moved so by a stage message that had read the
+ *   execution failed or cancelled just before a rerun (lib/pipelines/execution-rerun.ts) set it running
+ *   again: reopened (`pending`, then queued when ready), since nothing else would ever run it;
  * - an execution whose stages have all succeeded is completed as its last stage would have.
  *
  * Every action is one of the engine's conditional updates, so two reconcilers, or a reconciler and a
@@ -41,7 +45,7 @@ export interface ReconcileOptions {
   retryDelaysSeconds?: number[];
 }
 
-export type ReconcileAction = 'retried' | 'failed' | 'resent' | 'stamped' | 'queued' | 'completed';
+export type ReconcileAction = 'retried' | 'failed' | 'resent' | 'stamped' | 'queued' | 'reopened' | 'completed';
 
 export interface ReconcileReport {
   executions: number;
@@ -107,6 +111,9 @@ async function reconcileStage(
   if (stage.status === 'pending') {
     return (await queueReadyStage(ctx, base, stage)) ? 'queued' : undefined;
   }
+  if ((stage.status === 'skipped' || stage.status === 'cancelled') && stage.output == null) {
+    return (await reopenStage(ctx, orgId, execution, stage)) ? 'reopened' : undefined;
+  }
   if (stage.status === 'running') {
     const limitMs = (stageTimeoutSec(stage) + STAGE_TIMEOUT_MARGIN_SEC) * 1000;
     if (!stage.started_at || now - Date.parse(stage.started_at) <= limitMs) return undefined;
@@ -152,4 +159,40 @@ function restamp(orgId: string, stage: StageItem, at: string): TransactItem {
       },
     },
   };
+}
+
+/**
+ * A stage skipped or cancelled without having run, in a running execution, back to `pending` (and queued
+ * when ready), on condition that the execution is still running and the stage as read: the engine skips
+ * or cancels stages only after their execution has ended, so the stages of an execution ending at this
+ * moment are left alone. A stage that finished its run (cancelled with its output) is never reopened:
+ * it was paid for once.
+ */
+async function reopenStage(
+  ctx: RequestContext,
+  orgId: string,
+  execution: ExecutionItem,
+  stage: StageItem,
+): Promise<boolean> {
+  const reopened = { status: 'pending' as const, attempts: 0, error: null, started_at: null, finished_at: null };
+  try {
+    await transact([
+      {
+        ConditionCheck: {
+          Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: { ':running': 'running' },
+        },
+        reason: 'execution-ended',
+      },
+      stageUpdate(orgId, stage, [stage.status], reopened, stage.attempts),
+    ]);
+  } catch (error) {
+    if (isConditionFailed(error)) return false;
+    throw error;
+  }
+  const base = { org_id: orgId, pipeline_id: execution.pipeline_id, execution_id: execution.id };
+  await queueReadyStage(ctx, base, { ...stage, ...reopened });
+  return true;
 }

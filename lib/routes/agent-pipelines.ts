@@ -255,9 +255,11 @@ export const ExecutionRecord = z
     stages: z.array(ExecutionStageRecord).meta({ description: 'In the pipeline’s stage order' }),
     stages_total: z.number().int(),
     stages_succeeded: z.number().int(),
-    tokens_used: z.number().int().meta({ description: 'Consumed by the stages that succeeded so far' }),
+    tokens_used: z.number().int().meta({ description: 'Consumed by the stages that succeeded so far (across reruns)' }),
     started_at: z.string(),
     finished_at: z.string().nullable(),
+    reruns: z.number().int().meta({ description: 'How often the execution was rerun from its failure' }),
+    rerun_at: z.string().nullable().meta({ description: 'When it was last rerun' }),
   })
   .meta({ id: 'PipelineExecution' });
 
@@ -343,4 +345,39 @@ export const cancelExecution = defineRoute({
   params: executionParams,
   response: ExecutionRecord,
   errors: [404, 409],
+});
+
+export const rerunExecution = defineRoute({
+  group,
+  tags,
+  method: 'POST',
+  path: '/agent-pipelines/{id}/executions/{executionId}/rerun',
+  auth: 'bearer',
+  summary: 'Rerun an execution from its failure',
+  description:
+    'Runs a `failed` or `cancelled` execution again under the same id, reusing what it already has: stages ' +
+    'that succeeded are kept with their output (their `{{<stage>.<field>}}` still fill in their dependents) ' +
+    'and are neither run nor paid again; a stage that finished its run after a cancel (it kept its output and ' +
+    'tokens) is kept too and becomes `succeeded`. Every other stage (failed, skipped, cancelled before it ran) ' +
+    'goes back to its first attempt: `queued` when all its dependencies are kept, else `pending`, with its ' +
+    'error, output and times cleared. The stages run as the execution has them (later edits of the pipeline ' +
+    'do not apply). The execution becomes `running` again (`finished_at` null, `reruns` counted, `rerun_at` ' +
+    'set); `tokens_used` goes on adding up across runs, and at its end `pipeline_completed` or ' +
+    '`pipeline_failed` is sent as for any execution.\n\n' +
+    'Answers 202 with the execution and `rerun`: `stages`, the names of the stages run again in stage order, ' +
+    'and `estimated_tokens`, their estimate as execute computes it (`config.max_tokens`, ' +
+    `${DEFAULT_STAGE_TOKEN_ESTIMATE} for a stage without): a balance below it is 402 with \`needed\` and ` +
+    '`available` in the detail, writing nothing. An execution that is running or has succeeded is 409, and so ' +
+    'is one with a stage still running (within its time limit); of two reruns of one execution at once, one ' +
+    'is 202 and the other 409. The body, if any, is an empty object.',
+  params: executionParams,
+  body: z.strictObject({}).optional(),
+  response: ExecutionRecord.extend({
+    rerun: z.object({
+      stages: z.array(z.string()).meta({ description: 'The stages run again, in stage order' }),
+      estimated_tokens: z.number().int().meta({ description: 'The estimate checked against the balance' }),
+    }),
+  }).meta({ id: 'PipelineExecutionRerun' }),
+  status: 202,
+  errors: [402, 404, 409],
 });
