@@ -305,6 +305,23 @@ function unchangedSinceRead(execution: ExecutionItem) {
 }
 
 /**
+ * A condition that the execution is as read (status and reruns), refused with `execution-moved`: what
+ * a stage does because its execution ended does not land once a rerun has set it running again.
+ */
+export function executionUnchanged(orgId: string, execution: ExecutionItem): TransactItem {
+  const unchanged = unchangedSinceRead(execution);
+  return {
+    ConditionCheck: {
+      Key: executionKeys.byId(orgId, execution.pipeline_id, execution.id),
+      ConditionExpression: unchanged.expression,
+      ExpressionAttributeNames: unchanged.names,
+      ExpressionAttributeValues: unchanged.values,
+    },
+    reason: 'execution-moved',
+  };
+}
+
+/**
  * The transactions that start a failed or cancelled execution again (lib/pipelines/execution-rerun.ts):
  * the stage writes in groups of at most 99, each with the execution's condition (unchanged since read,
  * reason `execution-moved`), and the update that sets the execution `running` (with `changes`) in the

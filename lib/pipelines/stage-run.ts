@@ -1,19 +1,19 @@
 import * as z from 'zod';
 import { getAgentByName } from '#lib/agents/agent-records';
 import { llmConnection } from '#lib/agents/agent-tick';
-import { AgentRunError } from '#lib/errors';
+import { type TransactItem, transact } from '#lib/db/transactions';
+import { AgentRunError, isConditionFailed } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentProfile, AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
 import type { ExecutionItem, StageItem, StageMessage as StageMessageBody } from '#lib/pipelines/execution-keys';
 import {
   claimStage,
+  executionUnchanged,
   getExecutionItem,
   getStageItem,
-  moveStages,
   stagesNamed,
   stageUpdate,
-  tryUpdate,
 } from '#lib/pipelines/execution-records';
 import { sendStage } from '#lib/pipelines/executions';
 import { stageTimeoutSec } from '#lib/pipelines/pipeline-keys';
@@ -142,14 +142,47 @@ export async function processStageMessage(
   ]);
   if (!claimed) return await notClaimed(ctx, message, execution, policy, redelivered);
   if (execution?.status !== 'running') {
-    // Ended (cancelled, or failed by another stage) while this message waited: the attempt never starts.
+    // Ended (cancelled, or failed by another stage) while this message waited: the attempt never starts,
+    // unless a rerun has set the execution running again since it was read.
     const to = execution?.status === 'cancelled' ? 'cancelled' : 'skipped';
     const undo = { status: to, finished_at: at, started_at: null, attempts: message.attempt - 1 } as const;
-    await tryUpdate(stageUpdate(orgId, claimed, ['running'], undo, message.attempt));
-    return to === 'cancelled' ? 'cancelled' : 'ignored';
+    const undone = await whileEnded(orgId, execution, stageUpdate(orgId, claimed, ['running'], undo, message.attempt));
+    if (undone !== 'execution-moved') return to === 'cancelled' ? 'cancelled' : 'ignored';
+    const latest = await getExecutionItem({ orgId, pipelineId: message.pipeline_id, id: message.execution_id });
+    if (latest?.status !== 'running') return 'ignored';
+    return await runClaimed(ctx, { orgId, execution: latest, stage: claimed, message }, hinted, policy, at);
   }
+  return await runClaimed(ctx, { orgId, execution, stage: claimed, message }, hinted, policy, at);
+}
 
-  const run: StageRun = { orgId, execution, stage: claimed, message };
+/**
+ * `write` on condition that the execution is still as read (when it exists): what lands, or why not.
+ * A stage message acts so on an ended execution; a rerun that has set it running since refuses it.
+ */
+async function whileEnded(
+  orgId: string,
+  execution: ExecutionItem | undefined,
+  write: TransactItem,
+): Promise<'done' | 'stage-moved' | 'execution-moved'> {
+  try {
+    await transact(execution ? [write, executionUnchanged(orgId, execution)] : [write]);
+    return 'done';
+  } catch (error) {
+    if (isConditionFailed(error, 'execution-moved')) return 'execution-moved';
+    if (isConditionFailed(error)) return 'stage-moved';
+    throw error;
+  }
+}
+
+/** The claimed attempt run: variables filled in, the agent run against the time limit, the outcome written. */
+async function runClaimed(
+  ctx: RequestContext,
+  run: StageRun,
+  hinted: Promise<AgentProfile> | undefined,
+  policy: StagePolicy,
+  at: string,
+): Promise<StageOutcome> {
+  const { orgId, execution, stage: claimed, message } = run;
   let result: AgentRunResult;
   try {
     const profile = claimed.agent === message.agent && hinted ? hinted : lookUp(profileOf(orgId, claimed.agent));
@@ -227,11 +260,13 @@ async function notClaimed(
     return 'ignored';
   }
   const at = ctx.ports.clock.now().toISOString();
-  if (execution.status === 'cancelled') {
-    await moveStages(orgId, [stage], ['pending', 'queued'], 'cancelled', at);
-    return 'cancelled';
+  if (execution.status === 'cancelled' || execution.status === 'failed') {
+    const to = execution.status === 'cancelled' ? 'cancelled' : 'skipped';
+    if (stage.status === 'pending' || stage.status === 'queued') {
+      await whileEnded(orgId, execution, stageUpdate(orgId, stage, [stage.status], { status: to, finished_at: at }));
+    }
+    return to === 'cancelled' ? 'cancelled' : 'ignored';
   }
-  if (execution.status === 'failed') await moveStages(orgId, [stage], ['pending', 'queued'], 'skipped', at);
   if (execution.status !== 'running') return 'ignored';
   if (stage.status === 'succeeded' && stage.attempts === message.attempt) {
     await afterSuccess(ctx, { orgId, execution, stage, message }, redelivered);
