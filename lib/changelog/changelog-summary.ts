@@ -1,5 +1,5 @@
 import { type ChangelogItem, type ChangelogRecord, changelogKeys, toChangelogRecord } from '#lib/changelog/changelog';
-import { tenantPk } from '#lib/db/keys';
+import { prefixEnd, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
@@ -98,12 +98,11 @@ async function entriesSince(orgId: string, from: string): Promise<ChangelogRecor
   let startKey: Record<string, unknown> | undefined;
   do {
     const result = await table.query({
-      // Entry keys are `CHANGELOG#<ISO time>#…`; `~` sorts after every character of an ISO time.
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :end',
       ExpressionAttributeValues: {
         ':pk': tenantPk(orgId),
         ':from': `${changelogKeys.prefix}${from}`,
-        ':end': `${changelogKeys.prefix}~`,
+        ':end': prefixEnd(changelogKeys.prefix),
       },
       ScanIndexForward: false,
       ExclusiveStartKey: startKey,

@@ -1,5 +1,5 @@
 import { itemIsNew } from '#lib/db/conditions';
-import { pad, type TableKey, tenantPk } from '#lib/db/keys';
+import { pad, prefixEnd, type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, type PageRequest, type QueryInput, queryPage } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
 import { requirePrincipal } from '#lib/identity/access';
@@ -98,8 +98,12 @@ export function changelogQuery(orgId: string, filter: { agent?: string; product?
     };
   }
   return {
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': changelogKeys.prefix },
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :prefix AND :end',
+    ExpressionAttributeValues: {
+      ':pk': tenantPk(orgId),
+      ':prefix': changelogKeys.prefix,
+      ':end': prefixEnd(changelogKeys.prefix),
+    },
     ScanIndexForward: false,
   };
 }

@@ -1,5 +1,5 @@
 import { getMany } from '#lib/db/batch';
-import { type TableKey, tenantPk } from '#lib/db/keys';
+import { prefixEnd, type TableKey, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { SearchField } from '#lib/search/search-fields';
 import { words } from '#lib/tasks/search-index';
@@ -80,9 +80,10 @@ interface PostingRead {
 
 /** One page of a word's postings, newest first (refs are padded ids or slugs, in key order). */
 async function readPostings<T>(orgId: string, source: KindSource<T>, word: string): Promise<PostingRead> {
+  const prefix = source.prefix(word);
   const result = await table.query({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': source.prefix(word) },
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :prefix AND :end',
+    ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': prefix, ':end': prefixEnd(prefix) },
     ExpressionAttributeNames: { '#ref': source.refAttribute },
     ProjectionExpression: '#ref',
     ScanIndexForward: false,
