@@ -487,6 +487,48 @@ describe('search postings follow the records', () => {
     expect(await postingWords(user.orgId, 'pipeline', pad(pipeline.id))).toEqual([]);
   });
 
+  it('indexes at most 32 words, so that a change replacing all of them fits one transaction', async () => {
+    // Prepare
+    const user = await newUser('manywords');
+    const text = (stem: string) => Array.from({ length: 40 }, (_, n) => `${stem}${n}`).join(' ');
+    const pipeline = await created(pipelines, user, '/agent-pipelines', {
+      name: 'first',
+      description: text('old'),
+      stages: [{ name: 'build', agent: 'qa-tester', depends_on: [], config: {} }],
+    });
+    const product = await created(products, user, '/products', {
+      name: 'first',
+      slug: 'wordy',
+      description: text('old'),
+    });
+
+    // Act
+    const renamedPipeline = await call(
+      pipelines,
+      'PATCH',
+      `/agent-pipelines/${pipeline.id}`,
+      as(user, { body: { name: 'second', description: text('new') } }),
+    );
+    const renamedProduct = await call(
+      products,
+      'PATCH',
+      '/products/wordy',
+      as(user, { body: { name: 'second', description: text('new'), brand_color: '#123456' } }),
+    );
+
+    // Assess
+    expect(renamedPipeline.status).toBe(200);
+    expect(renamedProduct.status).toBe(200);
+    const pipelineWords = await postingWords(user.orgId, 'pipeline', pad(pipeline.id));
+    expect(pipelineWords).toEqual(wordsOf(pipelineSearchFields({ name: 'second', description: text('new') })).sort());
+    expect(pipelineWords).toHaveLength(32);
+    expect(await postingWords(user.orgId, 'product', 'wordy')).toHaveLength(32);
+    expect((await find(user, { q: 'new5', types: 'pipelines,products' })).body.data.groups).toEqual({
+      pipelines: { items: [expect.objectContaining({ id: pipeline.id })], more: false },
+      products: { items: [expect.objectContaining({ id: product.id })], more: false },
+    });
+  });
+
   it('finds a renamed task by its new title only', async () => {
     // Prepare
     const user = await newUser('taskrename');
