@@ -12,11 +12,14 @@ import {
 } from '#lib/agents/agent-schedule';
 import type { AutomationItem } from '#lib/automations/automation-keys';
 import { automationsOfAgent } from '#lib/automations/automation-records';
+import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 import { logWrite } from '#lib/logs/log-records';
+import { agentSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 
 /**
  * Changing an agent's state and fields, for both APIs: stop, start and restart (operational), PATCH and
@@ -233,6 +236,14 @@ async function changeOnce(
       },
       now,
     ),
+    // A new role moves the agent's search postings; the version condition keeps them exact.
+    ...postingWrites({
+      orgId,
+      kind: 'agent',
+      ref: pad(before.id),
+      before: wordsOf(agentSearchFields(before)),
+      after: wordsOf(agentSearchFields(after)),
+    }),
   ]);
   const synced = withTickStatus(automations, after);
   if (!enableAfter) return { item: after, automations: synced };

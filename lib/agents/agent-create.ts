@@ -18,19 +18,22 @@ import {
 } from '#lib/agents/agent-schedule';
 import type { AutomationItem } from '#lib/automations/automation-keys';
 import { agentTickAutomation, newAutomationPut, nextAutomationId } from '#lib/automations/automation-records';
+import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { type LogLine, logWrite } from '#lib/logs/log-records';
+import { agentSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 
 /**
  * Creating an agent (POST /agents and POST /v1/public/agents): the bootstrap, reported step by step.
  *
  * 1. One transaction registers the agent (status `offline` until loaded) with its name guard, its tick
- *    automation (disabled until scheduled), the `agent.created` activity entry and a log line. A name in
- *    use is a 409 here and nothing is written; the workspace, rules and run configuration the next steps
- *    report are fields of that record.
+ *    automation (disabled until scheduled), its search postings, the `agent.created` activity entry and
+ *    a log line. A name in use is a 409 here and nothing is written; the workspace, rules and run
+ *    configuration the next steps report are fields of that record.
  * 2. With an interval, the Scheduler port puts the agent's schedule.
  * 3. A second write loads the agent: its status (idle, or as asked), heartbeat, schedule and automation
  *    status, and a log line with the outcome. When the scheduler failed, the agent is left in `error`
@@ -117,6 +120,7 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
         now,
       ),
       logWrite(orgId, { agent: input.name, level: 'info', message: `agent ${input.name} registered (#${id})` }, now),
+      ...postingWrites({ orgId, kind: 'agent', ref: pad(id), after: wordsOf(agentSearchFields(registered)) }),
     ]);
   } catch (error) {
     throw isConditionFailed(error, 'name-taken') ? agentNameTaken() : error;

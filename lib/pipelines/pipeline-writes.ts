@@ -1,4 +1,5 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -15,12 +16,24 @@ import {
 } from '#lib/pipelines/pipeline-records';
 import { pipelineTemplateById } from '#lib/pipelines/pipeline-templates';
 import { normalizeStages, type StageInput, validateStages } from '#lib/pipelines/pipeline-validation';
+import { pipelineSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 
 /**
  * Creating, changing, cloning and deleting pipelines. Each write lands in one transaction with its name
- * guard and its activity entry; changes and deletes hold only on the version read, and are read again
- * and retried when another write landed in between.
+ * guard, its search postings and its activity entry; changes and deletes hold only on the version read,
+ * and are read again and retried when another write landed in between.
  */
+
+/** The posting writes of a pipeline going from `before` to `after` (either absent: created, deleted). */
+const pipelinePostings = (orgId: string, id: number, before?: PipelineItem, after?: PipelineItem) =>
+  postingWrites({
+    orgId,
+    kind: 'pipeline',
+    ref: pad(id),
+    before: before ? wordsOf(pipelineSearchFields(before)) : undefined,
+    after: after ? wordsOf(pipelineSearchFields(after)) : undefined,
+  });
 
 export interface NewPipeline {
   name: string;
@@ -91,6 +104,7 @@ async function insertPipeline(
     [
       ...newPipelineWrites(orgId, item),
       activityWrite(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
+      ...pipelinePostings(orgId, id, undefined, item),
     ],
     { 'name-taken': pipelineNameTaken },
   );
@@ -127,6 +141,7 @@ export async function updatePipeline(ctx: RequestContext, id: number, changes: P
         [
           ...pipelineReplaceWrites(orgId, read, next),
           activityWrite(orgId, activity(principal, 'pipeline.updated', id, { changed }), now),
+          ...pipelinePostings(orgId, id, read, next),
         ],
         { 'name-taken': pipelineNameTaken },
       );
@@ -156,6 +171,7 @@ export async function deletePipeline(ctx: RequestContext, id: number): Promise<P
       await transact([
         ...pipelineDeleteWrites(orgId, read),
         activityWrite(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
+        ...pipelinePostings(orgId, id, read),
       ]);
       return toPipeline(read);
     } catch (error) {

@@ -9,6 +9,8 @@ import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
 import { DEFAULT_PRODUCT_STATUS, type ProductStatusInput, toProductStatus } from '#lib/products/product-status';
+import { productSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 
 /** Creating a product: POST /products. */
 
@@ -32,10 +34,10 @@ const slugTaken = () => new ConflictError('A product with this slug exists', [{ 
 const GENERATED_SLUG_ATTEMPTS = 50;
 
 /**
- * POST /products. One transaction writes the product (its key is the slug guard), the id pointer and
- * the activity entry. An explicit slug that exists is 409; a generated one takes the first free of
- * `base`, `base-2`, … found by a consistent Query, and when a concurrent create wins that slug, takes the
- * next free one: never a 409 about a slug the caller did not send.
+ * POST /products. One transaction writes the product (its key is the slug guard), the id pointer, its
+ * search postings and the activity entry. An explicit slug that exists is 409; a generated one takes
+ * the first free of `base`, `base-2`, … found by a consistent Query, and when a concurrent create wins
+ * that slug, takes the next free one: never a 409 about a slug the caller did not send.
  */
 export async function createProduct(ctx: RequestContext, input: NewProduct): Promise<Product> {
   const principal = requirePrincipal(ctx);
@@ -109,6 +111,7 @@ async function writeNewProduct(
       },
       now,
     ),
+    ...postingWrites({ orgId, kind: 'product', ref: slug, after: wordsOf(productSearchFields(item)) }),
   ]);
   return toProduct(item);
 }

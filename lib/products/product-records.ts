@@ -4,6 +4,7 @@ import { queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { colorIs, colorIsUnset, type ProductItem, productKeys } from '#lib/products/product-keys';
+import { unchangedSince } from '#lib/search/search-postings';
 import type { TaskStatus } from '#lib/tasks/task-status';
 
 /** The access patterns of products (keys and item types: lib/products/product-keys.ts). */
@@ -111,7 +112,9 @@ const COLORS = ['brand_color', 'accent_color'] as const;
 
 /**
  * The conditional update of a product's changed fields (never creating one). With `colorsRead`, it
- * also holds only while both colours are still the ones read. Refused with reason `changed-meanwhile`.
+ * also holds only while both colours are still the ones read; with `textRead`, only while those text
+ * fields are (the search postings that go with it were decided on them). Refused with reason
+ * `changed-meanwhile`.
  */
 export function productUpdate(input: {
   orgId: string;
@@ -119,6 +122,7 @@ export function productUpdate(input: {
   changed: Partial<ProductItem>;
   at: string;
   colorsRead?: Pick<ProductItem, 'brand_color' | 'accent_color'>;
+  textRead?: Record<string, string | null>;
 }): TransactItem {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = { ':updatedAt': input.at };
@@ -141,6 +145,12 @@ export function productUpdate(input: {
         values[`:seen_${field}`] = seen;
       }
     }
+  }
+  if (input.textRead) {
+    const unchanged = unchangedSince(input.textRead);
+    conditions.push(unchanged.condition);
+    Object.assign(names, unchanged.names);
+    Object.assign(values, unchanged.values);
   }
   return {
     Update: {

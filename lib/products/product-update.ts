@@ -9,6 +9,8 @@ import { type Product, type ProductItem, toProduct } from '#lib/products/product
 import { productNotFound } from '#lib/products/product-queries';
 import { getProductBySlug, productUpdate } from '#lib/products/product-records';
 import { toProductStatus } from '#lib/products/product-status';
+import { productSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 
 /** Changing a product: PATCH /products/{slug}, and the brand-assets job a new colour asks for. */
 
@@ -56,7 +58,8 @@ const UPDATE_ATTEMPTS = 3;
  * transaction whose conditional update never creates a product. A different brand or accent colour
  * also queues a brand-assets job in that transaction; the update is then conditional on the colours
  * still being the ones read, so the job's `previous` colours are exact and two concurrent PATCHes
- * setting the same colour queue one job, not two.
+ * setting the same colour queue one job, not two. A change of the searchable text moves the product's
+ * search postings in the same transaction, conditional on the text still being the one read.
  */
 export async function updateProduct(
   ctx: RequestContext,
@@ -115,8 +118,27 @@ async function applyChanges(
     followUp.push({ type: 'job.queued', job_type: 'brand-assets', id: job.id, status: 'queued' });
   }
 
+  const postings = postingWrites({
+    orgId,
+    kind: 'product',
+    ref: item.slug,
+    before: wordsOf(productSearchFields(item)),
+    after: wordsOf(productSearchFields(next)),
+  });
+  const textRead =
+    postings.length > 0
+      ? Object.fromEntries(productSearchFields(item).filter(([field]) => field !== 'slug'))
+      : undefined;
   await transact([
-    productUpdate({ orgId, slug: item.slug, changed, at, ...(colorsChange ? { colorsRead: item } : {}) }),
+    productUpdate({
+      orgId,
+      slug: item.slug,
+      changed,
+      at,
+      ...(colorsChange ? { colorsRead: item } : {}),
+      ...(textRead ? { textRead } : {}),
+    }),
+    ...postings,
     activityWrite(
       orgId,
       {

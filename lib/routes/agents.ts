@@ -124,9 +124,10 @@ export const createAgent = defineRoute({
     'Takes the body a template’s apply answers as it is. `name` is required and unique in the organization ' +
       '(409 when taken, also between concurrent creates); it cannot change later. Answers **200** (as the ' +
       'specification says) with `{ agent, steps }`, where `steps` reports, in this order: `registration` (one ' +
-      'transaction writes the agent, its name, its tick automation, the `agent.created` activity entry and a ' +
-      'log line), `workspace` (the recorded `workspace_path`, default `agents/<name>`), `rules` (the core rule ' +
-      'lines and soul sections recorded), `run_configuration` (model, interval, `config.complete_to`), ' +
+      'transaction writes the agent, its name, its tick automation, its search postings, the `agent.created` ' +
+      'activity entry and a log line), `workspace` (the recorded `workspace_path`, default `agents/<name>`), ' +
+      '`rules` (the core rule lines and soul sections recorded), `run_configuration` (model, interval, ' +
+      '`config.complete_to`), ' +
       '`automations` (the tick automation `<name>-tick`), `schedule` (with `interval_sec`: the schedule put, ' +
       'with the scheduler’s note when it rounded the interval), `loading` (status idle), `heartbeat` and `log`.',
     'When a step after registration fails (the scheduler is unavailable), that step is `ok: false` with a ' +

@@ -13,6 +13,7 @@ import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
+import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
 import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
@@ -52,4 +53,5 @@ export const allRoutes: RouteDef[] = [
   agents,
   agentTemplates,
   agentPipelines,
+  search,
 ].flatMap((module) => routesOf(module));

@@ -46,3 +46,23 @@ export const hexColor = z
     const hex = value.slice(1).toLowerCase();
     return `#${hex.length === 3 ? [...hex].map((digit) => digit + digit).join('') : hex}`;
   });
+
+/**
+ * A count in the query string (`days=7`, `limit=5`): digits only, at least `min` (else 400), values
+ * above `max` clamped to it as page sizes are, `fallback` when absent.
+ *
+ * @example
+ * query: z.object({ days: countQuery({ name: 'days', min: 1, max: 90, fallback: 7 }) })
+ */
+export const countQuery = (options: { name: string; min: number; max: number; fallback: number }) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `${options.name} must be an integer from ${options.min} to ${options.max}`)
+    .transform(Number)
+    .refine((value) => value >= options.min, `${options.name} must be at least ${options.min}`)
+    .transform((value) => Math.min(value, options.max))
+    .optional()
+    .transform((value) => value ?? options.fallback)
+    .meta({
+      description: `Default ${options.fallback}; from ${options.min} to ${options.max} (larger values are clamped).`,
+    });

@@ -1,8 +1,11 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
+import { templateSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 import { BUILT_IN_SLUGS, MODEL_TIERS } from '#lib/templates/built-in-templates';
 import {
   type Template,
@@ -48,7 +51,7 @@ const defined = <T extends object>(value: T): Partial<T> =>
 
 /**
  * POST /v1/public/templates. A built-in slug is taken in every organization (409). One transaction
- * writes the template, its slug guard and the activity entry; the guard's condition makes the slug
+ * writes the template, its slug guard, its search postings and the activity entry; the guard's condition makes the slug
  * unique even when two creates race (the loser hears 409).
  */
 export async function createTemplate(ctx: RequestContext, input: NewTemplate): Promise<Template> {
@@ -87,6 +90,7 @@ export async function createTemplate(ctx: RequestContext, input: NewTemplate): P
         },
         now,
       ),
+      ...postingWrites({ orgId, kind: 'template', ref: pad(id), after: wordsOf(templateSearchFields(item)) }),
     ],
     { 'slug-taken': templateSlugTaken },
   );

@@ -3,6 +3,7 @@ import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
+import { unchangedSince } from '#lib/search/search-postings';
 import {
   ORG_TEMPLATE_ID_BASE,
   type TemplateItem,
@@ -18,7 +19,7 @@ import {
  * | reason | refused when |
  * |---|---|
  * | `slug-taken` | the organization has a template with the slug (archived ones included) |
- * | `not-active` | the template is gone or archived since it was read |
+ * | `not-active` | the template is gone or archived since it was read (or its text changed, where the write says) |
  */
 
 /** The next organization template id: 1001, 1002, … (one atomic counter per organization). */
@@ -79,15 +80,21 @@ export function newTemplateWrites(orgId: string, item: TemplateItem): TransactIt
   ];
 }
 
-/** The update of an active template's fields (never creating one, never touching an archived one). */
+/**
+ * The update of an active template's fields (never creating one, never touching an archived one). With
+ * `textRead`, it also holds only while those text fields are the ones read (the search postings that go
+ * with it were decided on them); refused under `not-active` either way.
+ */
 export function templateUpdate(input: {
   orgId: string;
   id: number;
   changed: Partial<TemplateItem>;
   at: string;
+  textRead?: Record<string, string | null> | undefined;
 }): TransactItem {
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':updatedAt': input.at, ':active': 'active' };
+  const unchanged = input.textRead ? unchangedSince(input.textRead) : undefined;
+  const names: Record<string, string> = { '#status': 'status', ...unchanged?.names };
+  const values: Record<string, unknown> = { ':updatedAt': input.at, ':active': 'active', ...unchanged?.values };
   const sets = ['updated_at = :updatedAt'];
   for (const [field, value] of Object.entries(input.changed)) {
     names[`#${field}`] = field;
@@ -98,7 +105,7 @@ export function templateUpdate(input: {
     Update: {
       Key: templateKeys.byId(input.orgId, input.id),
       UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: allOf(itemExists, templateIsActive),
+      ConditionExpression: allOf(itemExists, templateIsActive, ...(unchanged ? [unchanged.condition] : [])),
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
     },
@@ -106,15 +113,24 @@ export function templateUpdate(input: {
   };
 }
 
-/** Archives an active template; its slug guard stays, so the slug stays taken. */
-export function templateArchive(input: { orgId: string; id: number; at: string }): TransactItem {
+/**
+ * Archives an active template whose text is still `textRead` (its search postings leave with it); its
+ * slug guard stays, so the slug stays taken.
+ */
+export function templateArchive(input: {
+  orgId: string;
+  id: number;
+  at: string;
+  textRead: Record<string, string | null>;
+}): TransactItem {
+  const unchanged = unchangedSince(input.textRead);
   return {
     Update: {
       Key: templateKeys.byId(input.orgId, input.id),
       UpdateExpression: 'SET #status = :archived, archived_at = :at, updated_at = :at',
-      ConditionExpression: allOf(itemExists, templateIsActive),
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':archived': 'archived', ':active': 'active', ':at': input.at },
+      ConditionExpression: allOf(itemExists, templateIsActive, unchanged.condition),
+      ExpressionAttributeNames: { '#status': 'status', ...unchanged.names },
+      ExpressionAttributeValues: { ':archived': 'archived', ':active': 'active', ':at': input.at, ...unchanged.values },
     },
     reason: 'not-active',
   };

@@ -1,8 +1,11 @@
 import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { templateSearchFields, wordsOf } from '#lib/search/search-fields';
+import { postingWrites } from '#lib/search/search-postings';
 import { builtInById } from '#lib/templates/built-in-templates';
 import {
   ORG_TEMPLATE_ID_BASE,
@@ -57,78 +60,102 @@ function changedValues(item: TemplateItem, changes: TemplateChanges): Partial<Te
   ) as Partial<TemplateItem>;
 }
 
+/** A write refused as `not-active` is read again and tried again this often (a concurrent text edit). */
+const WRITE_ATTEMPTS = 3;
+
+const changedMeanwhile = () =>
+  new ConflictError('The template was changed by another request at the same time; try again');
+
+/** The template's searchable text as read: what a write that moves its postings holds on to. */
+const textOf = (item: TemplateItem): Record<string, string | null> =>
+  Object.fromEntries(templateSearchFields(item).filter(([field]) => field !== 'slug'));
+
 /**
  * PATCH /v1/public/templates/{id}. Only values that differ are written, with the activity entry, in one
  * transaction whose update holds only while the template is active: an archive that lands first turns
- * this PATCH into a 409, never into an edit of an archived template.
+ * this PATCH into a 409, never into an edit of an archived template. A new name or description moves
+ * the template's search postings in that transaction, which then also holds only while the text is the
+ * one read; a concurrent edit of it makes this PATCH read again and start over.
  */
 export async function updateTemplate(ctx: RequestContext, id: number, changes: TemplateChanges): Promise<Template> {
   const principal = requirePrincipal(ctx);
-  const item = await writableItem(principal, id);
-  if (item.status === 'archived') throw archivedReadOnly();
-  const changed = changedValues(item, changes);
-  const fields = Object.keys(changed);
-  if (fields.length === 0) return toTemplate(item);
-
   const orgId = principal.orgId;
-  const now = ctx.ports.clock.now();
-  const at = now.toISOString();
-  try {
-    await transact([
-      templateUpdate({ orgId, id, changed, at }),
-      activityWrite(
-        orgId,
-        {
-          ...activityActor(principal),
-          action: 'template.updated',
-          entity_type: 'template',
-          entity_id: String(id),
-          metadata: { changed: fields },
-        },
-        now,
-      ),
-    ]);
-  } catch (error) {
-    if (!isConditionFailed(error, 'not-active')) throw error;
-    throw (await getTemplateItem({ orgId, id, consistent: true })) ? archivedReadOnly() : templateNotFound();
+  for (let attempt = 1; ; attempt += 1) {
+    const item = await writableItem(principal, id);
+    if (item.status === 'archived') throw archivedReadOnly();
+    const changed = changedValues(item, changes);
+    const fields = Object.keys(changed);
+    if (fields.length === 0) return toTemplate(item);
+
+    const now = ctx.ports.clock.now();
+    const at = now.toISOString();
+    const postings = postingWrites({
+      orgId,
+      kind: 'template',
+      ref: pad(id),
+      before: wordsOf(templateSearchFields(item)),
+      after: wordsOf(templateSearchFields({ ...item, ...changed })),
+    });
+    try {
+      await transact([
+        templateUpdate({ orgId, id, changed, at, textRead: postings.length > 0 ? textOf(item) : undefined }),
+        activityWrite(
+          orgId,
+          {
+            ...activityActor(principal),
+            action: 'template.updated',
+            entity_type: 'template',
+            entity_id: String(id),
+            metadata: { changed: fields },
+          },
+          now,
+        ),
+        ...postings,
+      ]);
+      return toTemplate({ ...item, ...changed, updated_at: at });
+    } catch (error) {
+      if (!isConditionFailed(error, 'not-active')) throw error;
+      // Archived or gone meanwhile: the next round says which. Its text changed: start over.
+      if (attempt >= WRITE_ATTEMPTS) throw changedMeanwhile();
+    }
   }
-  return toTemplate({ ...item, ...changed, updated_at: at });
 }
 
 /**
- * DELETE /v1/public/templates/{id}: a soft delete. The template leaves both lists but stays readable by
- * id and slug with `status: archived`, and keeps its slug. Archiving an archived template changes
- * nothing and answers it as it is.
+ * DELETE /v1/public/templates/{id}: a soft delete. The template leaves both lists and the search index
+ * but stays readable by id and slug with `status: archived`, and keeps its slug. Archiving an archived
+ * template changes nothing and answers it as it is.
  */
 export async function archiveTemplate(ctx: RequestContext, id: number): Promise<Template> {
   const principal = requirePrincipal(ctx);
-  const item = await writableItem(principal, id);
-  if (item.status === 'archived') return toTemplate(item);
-
   const orgId = principal.orgId;
-  const now = ctx.ports.clock.now();
-  const at = now.toISOString();
-  try {
-    await transact([
-      templateArchive({ orgId, id, at }),
-      activityWrite(
-        orgId,
-        {
-          ...activityActor(principal),
-          action: 'template.archived',
-          entity_type: 'template',
-          entity_id: String(id),
-          metadata: { slug: item.slug },
-        },
-        now,
-      ),
-    ]);
-  } catch (error) {
-    if (!isConditionFailed(error, 'not-active')) throw error;
-    // A concurrent DELETE archived it first: the outcome this one asked for.
-    const current = await getTemplateItem({ orgId, id, consistent: true });
-    if (!current) throw templateNotFound();
-    return toTemplate(current);
+  for (let attempt = 1; ; attempt += 1) {
+    const item = await writableItem(principal, id);
+    // Also the answer when a concurrent DELETE archived it first: the outcome this one asked for.
+    if (item.status === 'archived') return toTemplate(item);
+
+    const now = ctx.ports.clock.now();
+    const at = now.toISOString();
+    try {
+      await transact([
+        templateArchive({ orgId, id, at, textRead: textOf(item) }),
+        activityWrite(
+          orgId,
+          {
+            ...activityActor(principal),
+            action: 'template.archived',
+            entity_type: 'template',
+            entity_id: String(id),
+            metadata: { slug: item.slug },
+          },
+          now,
+        ),
+        ...postingWrites({ orgId, kind: 'template', ref: pad(id), before: wordsOf(templateSearchFields(item)) }),
+      ]);
+      return toTemplate({ ...item, status: 'archived', archived_at: at, updated_at: at });
+    } catch (error) {
+      if (!isConditionFailed(error, 'not-active')) throw error;
+      if (attempt >= WRITE_ATTEMPTS) throw changedMeanwhile();
+    }
   }
-  return toTemplate({ ...item, status: 'archived', archived_at: at, updated_at: at });
 }
