@@ -28,6 +28,18 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('gives the local runner no delay unless LOCAL_RUN_DELAY_MS sets one, up to 15 minutes', () => {
+    expect(loadConfig({}).localRunDelayMs).toBe(0);
+    expect(loadConfig({ LOCAL_RUN_DELAY_MS: '1500' }).localRunDelayMs).toBe(1500);
+    expect(loadConfig({ LOCAL_RUN_DELAY_MS: '900000' }).localRunDelayMs).toBe(900_000);
+  });
+
+  it.each(['-1', '1.5', '900001', 'soon', '', '1e3'])('refuses LOCAL_RUN_DELAY_MS=%j saying what it takes', (value) => {
+    expect(() => loadConfig({ LOCAL_RUN_DELAY_MS: value })).toThrow(
+      'Invalid configuration: LOCAL_RUN_DELAY_MS: must be a whole number of milliseconds from 0 to 900000',
+    );
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ DEFAULT_TIER: 'platinum' }, 'DEFAULT_TIER'],
