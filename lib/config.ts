@@ -23,6 +23,8 @@ function isOrigin(value: string): boolean {
 const LOCAL_RUN_DELAY_MAX_MS = 900_000;
 const localRunDelayProblem = `must be a whole number of milliseconds from 0 to ${LOCAL_RUN_DELAY_MAX_MS}`;
 
+const reconcileIntervalProblem = 'must be a whole number of seconds from 1 to 3600';
+
 const configSchema = z
   .object({
     APP_MODE: z.enum(['local', 'aws']).default('local'),
@@ -61,6 +63,12 @@ const configSchema = z
       .regex(/^\d+$/, { message: localRunDelayProblem })
       .transform(Number)
       .refine((ms) => ms <= LOCAL_RUN_DELAY_MAX_MS, { message: localRunDelayProblem })
+      .optional(),
+    PIPELINE_RECONCILE_INTERVAL_SEC: z
+      .string()
+      .regex(/^\d+$/, { message: reconcileIntervalProblem })
+      .transform(Number)
+      .refine((sec) => sec >= 1 && sec <= 3600, { message: reconcileIntervalProblem })
       .optional(),
     SCHEDULE_GROUP: z.string().min(1).max(64).default('agent-ops'),
     AGENT_TICK_ARN: z.string().min(1).optional(),
@@ -113,6 +121,12 @@ const configSchema = z
      * be watched `running`, cancelled or interrupted as slow model calls would be.
      */
     localRunDelayMs: env.LOCAL_RUN_DELAY_MS ?? 0,
+    /**
+     * Local mode: seconds between the pipeline reconciler's runs under `npm start`, instead of
+     * serverless.yml's minute (EventBridge's shortest rate), so that a stage left running by a crash is
+     * taken up soon after its time limit and margin.
+     */
+    pipelineReconcileIntervalSec: env.PIPELINE_RECONCILE_INTERVAL_SEC,
     /** EventBridge Scheduler: the group agent schedules live in, their target and the role it assumes. */
     scheduleGroup: env.SCHEDULE_GROUP,
     agentTickArn: env.AGENT_TICK_ARN,

@@ -40,6 +40,17 @@ describe('loadConfig', () => {
     );
   });
 
+  it('leaves the pipeline reconciler on its serverless.yml rate unless PIPELINE_RECONCILE_INTERVAL_SEC is set', () => {
+    expect(loadConfig({}).pipelineReconcileIntervalSec).toBeUndefined();
+    expect(loadConfig({ PIPELINE_RECONCILE_INTERVAL_SEC: '5' }).pipelineReconcileIntervalSec).toBe(5);
+  });
+
+  it.each(['0', '3601', '2.5', 'often'])('refuses PIPELINE_RECONCILE_INTERVAL_SEC=%j saying what it takes', (value) => {
+    expect(() => loadConfig({ PIPELINE_RECONCILE_INTERVAL_SEC: value })).toThrow(
+      'Invalid configuration: PIPELINE_RECONCILE_INTERVAL_SEC: must be a whole number of seconds from 1 to 3600',
+    );
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ DEFAULT_TIER: 'platinum' }, 'DEFAULT_TIER'],
