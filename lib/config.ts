@@ -19,6 +19,12 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/** As long as a Lambda may run (15 minutes): a longer local run could never finish deployed. */
+const LOCAL_RUN_DELAY_MAX_MS = 900_000;
+const localRunDelayProblem = `must be a whole number of milliseconds from 0 to ${LOCAL_RUN_DELAY_MAX_MS}`;
+
+const reconcileIntervalProblem = 'must be a whole number of seconds from 1 to 3600';
+
 const configSchema = z
   .object({
     APP_MODE: z.enum(['local', 'aws']).default('local'),
@@ -52,6 +58,18 @@ const configSchema = z
     AGENT_RUNNER: z.enum(['local', 'provider']).optional(),
     AGENT_RUN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(900_000).default(120_000),
     BEDROCK_MODEL_ID: z.string().optional(),
+    LOCAL_RUN_DELAY_MS: z
+      .string()
+      .regex(/^\d+$/, { message: localRunDelayProblem })
+      .transform(Number)
+      .refine((ms) => ms <= LOCAL_RUN_DELAY_MAX_MS, { message: localRunDelayProblem })
+      .optional(),
+    PIPELINE_RECONCILE_INTERVAL_SEC: z
+      .string()
+      .regex(/^\d+$/, { message: reconcileIntervalProblem })
+      .transform(Number)
+      .refine((sec) => sec >= 1 && sec <= 3600, { message: reconcileIntervalProblem })
+      .optional(),
     SCHEDULE_GROUP: z.string().min(1).max(64).default('agent-ops'),
     AGENT_TICK_ARN: z.string().min(1).optional(),
     SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
@@ -98,6 +116,17 @@ const configSchema = z
     agentRunTimeoutMs: env.AGENT_RUN_TIMEOUT_MS,
     /** The Bedrock model of organizations without an LLM integration (aws mode, IAM; no key). */
     bedrockModelId: env.BEDROCK_MODEL_ID || undefined,
+    /**
+     * How long each run of the local runner takes before it answers (0: at once), so that local runs can
+     * be watched `running`, cancelled or interrupted as slow model calls would be.
+     */
+    localRunDelayMs: env.LOCAL_RUN_DELAY_MS ?? 0,
+    /**
+     * Local mode: seconds between the pipeline reconciler's runs under `npm start`, instead of
+     * serverless.yml's minute (EventBridge's shortest rate), so that a stage left running by a crash is
+     * taken up soon after its time limit and margin.
+     */
+    pipelineReconcileIntervalSec: env.PIPELINE_RECONCILE_INTERVAL_SEC,
     /** EventBridge Scheduler: the group agent schedules live in, their target and the role it assumes. */
     scheduleGroup: env.SCHEDULE_GROUP,
     agentTickArn: env.AGENT_TICK_ARN,

@@ -29,10 +29,21 @@ const scheduledEvent = (schedule: Schedule, at: Date): ScheduledEvent => ({
   detail: {},
 });
 
-export function startSchedules(
-  options: { serverlessFile?: string; onError?: (schedule: Schedule, error: unknown) => void } = {},
-): LocalSchedules {
-  const schedules = readServerlessSchedules(options.serverlessFile);
+export interface LocalSchedulesOptions {
+  serverlessFile?: string;
+  /**
+   * Milliseconds between runs of the named functions, instead of their serverless.yml rate: a local
+   * setting (PIPELINE_RECONCILE_INTERVAL_SEC), since EventBridge rates are a minute at least.
+   */
+  everyMsOf?: Partial<Record<string, number>>;
+  onError?: (schedule: Schedule, error: unknown) => void;
+}
+
+export function startSchedules(options: LocalSchedulesOptions = {}): LocalSchedules {
+  const schedules = readServerlessSchedules(options.serverlessFile).map((schedule) => {
+    const everyMs = options.everyMsOf?.[schedule.fn.name];
+    return everyMs === undefined ? schedule : { ...schedule, everyMs };
+  });
   const timers = schedules.map((schedule) => {
     let running = false;
     const run = async () => {

@@ -11,6 +11,7 @@ import { type DynamoLocal, JavaMissingError, startDynamoLocal } from '#infra/loc
 import { type Gateway, startGateway } from '#infra/local/gateway';
 import { freePort, portInUse } from '#infra/local/ports';
 import { type LocalSchedules, startSchedules } from '#infra/local/schedules';
+import { rateMs } from '#infra/local/serverless-routes';
 import { ensureTable } from '#infra/local/table';
 
 process.env.POWERTOOLS_LOG_LEVEL ??= 'WARN';
@@ -103,7 +104,12 @@ async function main(): Promise<void> {
       port: config.port,
       onRequest: process.env.QUIET ? undefined : (line) => console.log(line),
     });
-    schedules = startSchedules();
+    schedules = startSchedules({
+      everyMsOf:
+        config.pipelineReconcileIntervalSec === undefined
+          ? {}
+          : { pipelineReconciler: config.pipelineReconcileIntervalSec * 1000 },
+    });
     // Imported here, not at the top: its modules read the configuration, which must see the endpoint set above.
     const { connectScheduler } = await import('#infra/local/scheduler');
     const stored = await connectScheduler();
@@ -120,7 +126,10 @@ async function main(): Promise<void> {
     const payments = config.stripeSecretKey
       ? 'Stripe'
       : `local provider, webhook secret ${(await import('#lib/app/secrets')).secrets.paymentsWebhookSecret}`;
-    const scheduled = schedules.schedules.map((schedule) => `${schedule.fn.name} ${schedule.expression}`);
+    const scheduled = schedules.schedules.map(
+      ({ fn, expression, everyMs }) =>
+        `${fn.name} ${everyMs === rateMs(expression) ? expression : `every ${everyMs / 1000} s`}`,
+    );
     console.log(
       [
         '',

@@ -5,8 +5,9 @@ import type { AgentRunner } from '#lib/kernel/ports';
 
 /**
  * Agent runs: a model provider (the organization's LLM integration, else Bedrock) when AGENT_RUNNER is
- * `provider` (the default in aws mode), else the deterministic local runner. Only the functions that run
- * agents import this file, so only their bundles carry the AI SDK.
+ * `provider` (the default in aws mode), else the deterministic local runner, each of whose runs takes
+ * LOCAL_RUN_DELAY_MS. Only the functions that run agents import this file, so only their bundles carry
+ * the AI SDK.
  */
 export const runner = (): AgentRunner =>
   config.agentRunner === 'provider'
@@ -15,4 +16,4 @@ export const runner = (): AgentRunner =>
         region: config.region,
         bedrockModelId: config.bedrockModelId,
       })
-    : localRunner();
+    : localRunner({ delayMs: config.localRunDelayMs });

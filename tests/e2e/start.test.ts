@@ -3,21 +3,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/ports';
-import { launch, newDataDir, stopInstances, userEnv, waitForOutput } from '#tests/support/instances';
+import { javaProcessesFor, launch, newDataDir, stopInstances, userEnv, waitForOutput } from '#tests/support/instances';
 
 /** `npm start` as a user runs it (tests/support/instances.ts). */
-
-/** Java processes whose command line names this data directory. */
-function javaProcessesFor(dataDir: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-f', `^java .*${dataDir}`], { encoding: 'utf8' })
-      .trim()
-      .split('\n')
-      .filter(Boolean);
-  } catch {
-    return [];
-  }
-}
 
 afterAll(stopInstances);
 

@@ -73,14 +73,17 @@ describe('the durable local queue', () => {
     // Act: the next process connects the consumer
     const second = durableQueue({ partition });
     const received: Array<{ n: number }> = [];
+    const receiveCounts: string[] = [];
     second.connect('webhook-delivery', async (event) => {
       received.push(...bodies(event));
+      receiveCounts.push(...event.Records.map((record) => record.attributes.ApproximateReceiveCount));
       return { batchItemFailures: [] };
     });
 
-    // Assess
+    // Assess: each as a redelivery, as SQS hands a message whose processing never finished
     await until(() => received.length >= 3);
     expect(received.map((body) => body.n).sort()).toEqual([1, 2, 3]);
+    expect(receiveCounts).toEqual(['2', '2', '2']);
     await until(async () => (await stored(partition)).length === 0);
     second.close();
   });

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,14 +25,21 @@ export function userEnv(port: number, dataDir: string): NodeJS.ProcessEnv {
   return { ...rest, PORT: String(port), DATA_DIR: dataDir, QUIET: '1' };
 }
 
-/** `viaParent`: under a shell that stays its parent, as npm is (`npm start` runs the script in `sh -c`). */
-export function launch(port: number, dataDir: string, options: { viaParent?: boolean } = {}): Instance {
+/**
+ * `viaParent`: under a shell that stays its parent, as npm is (`npm start` runs the script in `sh -c`).
+ * `env`: settings the user gives on top of their environment (`LOCAL_RUN_DELAY_MS=1500 npm start`).
+ */
+export function launch(
+  port: number,
+  dataDir: string,
+  options: { viaParent?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Instance {
   const command = [process.execPath, '--import', 'tsx', 'infra/local/start.ts'];
   const [file, args] = options.viaParent
     ? ['sh', ['-c', `${command.map((part) => `'${part}'`).join(' ')}; exit $?`]]
     : [command[0] as string, command.slice(1)];
   const child = spawn(file, args, {
-    env: userEnv(port, dataDir),
+    env: { ...userEnv(port, dataDir), ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -65,4 +72,30 @@ export async function stopInstances(): Promise<void> {
     if (instance.child.exitCode === null) instance.child.kill('SIGINT');
   }
   await Promise.all(running.map((instance) => instance.exited));
+}
+
+/** Java processes whose command line names this data directory. */
+export function javaProcessesFor(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', `^java .*${dataDir}`], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A crash: the service process killed outright (SIGKILL, no Ctrl-C handler runs), then waited for until
+ * its DynamoDB Local, which its lifeline stops, is gone too, so that DATA_DIR can be started on again.
+ */
+export async function crash(instance: Instance, timeoutMs = 15_000): Promise<void> {
+  instance.child.kill('SIGKILL');
+  await instance.exited;
+  const deadline = Date.now() + timeoutMs;
+  while (javaProcessesFor(instance.dataDir).length > 0) {
+    if (Date.now() > deadline) throw new Error(`DynamoDB Local of ${instance.dataDir} still runs after the crash`);
+    await new Promise((done) => setTimeout(done, 100));
+  }
 }

@@ -28,6 +28,29 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('gives the local runner no delay unless LOCAL_RUN_DELAY_MS sets one, up to 15 minutes', () => {
+    expect(loadConfig({}).localRunDelayMs).toBe(0);
+    expect(loadConfig({ LOCAL_RUN_DELAY_MS: '1500' }).localRunDelayMs).toBe(1500);
+    expect(loadConfig({ LOCAL_RUN_DELAY_MS: '900000' }).localRunDelayMs).toBe(900_000);
+  });
+
+  it.each(['-1', '1.5', '900001', 'soon', '', '1e3'])('refuses LOCAL_RUN_DELAY_MS=%j saying what it takes', (value) => {
+    expect(() => loadConfig({ LOCAL_RUN_DELAY_MS: value })).toThrow(
+      'Invalid configuration: LOCAL_RUN_DELAY_MS: must be a whole number of milliseconds from 0 to 900000',
+    );
+  });
+
+  it('leaves the pipeline reconciler on its serverless.yml rate unless PIPELINE_RECONCILE_INTERVAL_SEC is set', () => {
+    expect(loadConfig({}).pipelineReconcileIntervalSec).toBeUndefined();
+    expect(loadConfig({ PIPELINE_RECONCILE_INTERVAL_SEC: '5' }).pipelineReconcileIntervalSec).toBe(5);
+  });
+
+  it.each(['0', '3601', '2.5', 'often'])('refuses PIPELINE_RECONCILE_INTERVAL_SEC=%j saying what it takes', (value) => {
+    expect(() => loadConfig({ PIPELINE_RECONCILE_INTERVAL_SEC: value })).toThrow(
+      'Invalid configuration: PIPELINE_RECONCILE_INTERVAL_SEC: must be a whole number of seconds from 1 to 3600',
+    );
+  });
+
   it.each([
     [{ PORT: 'eighty' }, 'PORT'],
     [{ DEFAULT_TIER: 'platinum' }, 'DEFAULT_TIER'],

@@ -9,7 +9,8 @@ import { logger } from '#lib/logger';
  * The queue of `npm start`: the in-process queue (lib/adapters/local/memory-queue.ts), with every
  * message also kept in the table until its consumer succeeds, as SQS keeps it until it is deleted. A
  * message sent, waiting or being processed when the process stops is sent again when the queue's
- * consumer is connected at the next start (at least once, as SQS delivers).
+ * consumer is connected at the next start (at least once, as SQS delivers), as a redelivery (its
+ * `ApproximateReceiveCount` above 1), since which of them were being processed is not kept.
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
@@ -103,7 +104,10 @@ export function durableQueue(options: DurableQueueOptions = {}): MemoryQueue {
         if (item.dead || inMemory.has(item.message_id) || settledWhileRestoring.has(item.message_id)) continue;
         inMemory.add(item.message_id);
         const delaySeconds = Math.max(0, Math.ceil((item.visible_at - Date.now()) / 1000));
-        inner.sendAs(queue, item.message_id, item.body, { delaySeconds });
+        // The process that stopped may have been processing it: as SQS counts a receive whose processing
+        // never finished, its next delivery is a redelivery, so that its consumer finishes what the
+        // stopped one may have left half done (a stage's dependents queued but not sent).
+        inner.sendAs(queue, item.message_id, item.body, { delaySeconds, receiveCount: 1 });
         count += 1;
       }
       startKey = page.LastEvaluatedKey;

@@ -5,6 +5,29 @@ import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
 /** The model every local run reports. */
 export const LOCAL_MODEL = 'local-deterministic';
 
+export interface LocalRunnerOptions {
+  /** How long every run takes, in milliseconds; 0 answers at once. */
+  delayMs?: number;
+}
+
+/**
+ * A plain timer, not the clock port: the clock tells the domain what time it is and stays untouched by
+ * a run's duration. The timer is referenced, since a caller awaits the run: unreferenced, `npm run
+ * invoke` or a Lambda with nothing else pending would exit before the run answered. It is armed only
+ * for the run's duration, so nothing of it outlives the run.
+ */
+const pause = (ms: number) =>
+  new Promise<void>((resolve) => {
+    // Timers run on the event loop's millisecond clock and may fire a fraction early: waited out.
+    const end = performance.now() + ms;
+    const wait = () => {
+      const left = end - performance.now();
+      if (left <= 0) resolve();
+      else setTimeout(wait, Math.ceil(left));
+    };
+    wait();
+  });
+
 /** Put in a task's title, description or input to make its local run fail. */
 export const LOCAL_FAIL_MARKER = '[local-runner:fail]';
 
@@ -37,12 +60,17 @@ function steps(request: AgentRunRequest): string[] {
  *   characters a token; output tokens the JSON of the output the same way, capped by `maxTokens`.
  * - Failing on purpose: a run whose instructions or input contain `[local-runner:fail]` throws
  *   `AgentRunError` (not retryable), so tests and local users can walk a run's failure path.
+ * - Duration: `delayMs` (LOCAL_RUN_DELAY_MS) makes every run, failing ones too, take that long before it
+ *   answers, as a model call would, so that runs can be seen `running` and a service stopped mid-run.
+ *   0 (the default) answers at once, without a timer.
  */
-export function localRunner(): AgentRunner {
+export function localRunner(options: LocalRunnerOptions = {}): AgentRunner {
+  const delayMs = options.delayMs ?? 0;
   return {
     kind: 'local',
 
     async run(request) {
+      if (delayMs > 0) await pause(delayMs);
       if (
         request.instructions.includes(LOCAL_FAIL_MARKER) ||
         JSON.stringify(request.input).includes(LOCAL_FAIL_MARKER)

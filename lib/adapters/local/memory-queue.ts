@@ -51,8 +51,16 @@ export interface MemoryQueue extends MessageQueue {
   close(): void;
   /** Connects a queue's consumer (as an event source mapping does) and hands it what is waiting. */
   connect(queue: QueueName, consumer: QueueConsumer): void;
-  /** `send` under a message id the caller chose (a durable queue's stored message, sent again). */
-  sendAs(queue: QueueName, messageId: string, body: string, options?: { delaySeconds?: number }): void;
+  /**
+   * `send` under a message id the caller chose (a durable queue's stored message, sent again);
+   * `receiveCount`: the receives it already had, which its next delivery counts on from.
+   */
+  sendAs(
+    queue: QueueName,
+    messageId: string,
+    body: string,
+    options?: { delaySeconds?: number; receiveCount?: number },
+  ): void;
 }
 
 interface Message {
@@ -196,7 +204,7 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
     settle();
   };
 
-  const accept = (queue: QueueName, messageId: string, text: string, delay = 0) => {
+  const accept = (queue: QueueName, messageId: string, text: string, delay = 0, receiveCount = 0) => {
     const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.max(0, delay));
     makeVisibleAfter(
       {
@@ -205,7 +213,7 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
         body: text,
         md5: createHash('md5').update(text).digest('hex'),
         sentAt: Date.now(),
-        receiveCount: 0,
+        receiveCount,
       },
       delaySeconds * 1000,
     );
@@ -219,7 +227,7 @@ export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
       accept(queue, randomUUID(), JSON.stringify(body), sendOptions.delaySeconds);
     },
     sendAs(queue, messageId, body, sendOptions = {}) {
-      accept(queue, messageId, body, sendOptions.delaySeconds);
+      accept(queue, messageId, body, sendOptions.delaySeconds, sendOptions.receiveCount);
     },
     drain() {
       if (outstanding === 0) return Promise.resolve();

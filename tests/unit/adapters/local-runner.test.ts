@@ -107,4 +107,30 @@ describe('the local runner', () => {
       'Used no tools',
     ]);
   });
+
+  it('takes delayMs before it answers, with the same answer as without a delay', async () => {
+    // Prepare
+    const started = performance.now();
+
+    // Act
+    const delayed = await localRunner({ delayMs: 50 }).run(request());
+
+    // Assess: a duration that it must at least take, not a speed measure.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(50);
+    expect(delayed).toEqual(await localRunner().run(request()));
+  });
+
+  it('takes delayMs before a failing run fails too', async () => {
+    // Prepare
+    const started = performance.now();
+
+    // Act
+    const failure = await localRunner({ delayMs: 50 })
+      .run(request({ instructions: LOCAL_FAIL_MARKER }))
+      .catch((error: unknown) => error);
+
+    // Assess
+    expect(performance.now() - started).toBeGreaterThanOrEqual(50);
+    expect(failure).toBeInstanceOf(AgentRunError);
+  });
 });

@@ -26,4 +26,21 @@ describe('the runner factory', () => {
     expect((await loadRunner({ APP_MODE: 'local', AGENT_RUNNER: 'provider' })).kind).toBe('provider');
     expect((await loadRunner({ APP_MODE: 'aws', AGENT_RUNNER: 'local' })).kind).toBe('local');
   });
+
+  it('gives the local runner the duration LOCAL_RUN_DELAY_MS sets', async () => {
+    // Prepare
+    const runner = await loadRunner({ APP_MODE: 'local', LOCAL_RUN_DELAY_MS: '50' });
+    const started = performance.now();
+
+    // Act
+    await runner.run({
+      orgId: 'org1',
+      agent: { name: 'a', model: null, identity: '', soul_content: '', core_rules: '', tools: [] },
+      instructions: 'Wait a little',
+      input: {},
+    });
+
+    // Assess
+    expect(performance.now() - started).toBeGreaterThanOrEqual(50);
+  });
 });

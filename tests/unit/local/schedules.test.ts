@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startSchedules } from '#infra/local/schedules';
 import { rateMs, readServerlessSchedules } from '#infra/local/serverless-routes';
 
 /** The schedules npm start runs: read from serverless.yml, as the gateway reads its routes. */
@@ -77,6 +78,20 @@ describe('readServerlessSchedules', () => {
     expect(schedules.map(({ fn, everyMs }) => [fn.name, fn.exportName, everyMs])).toEqual([
       ['often', 'handler', 300_000],
       ['often', 'handler', 3_600_000],
+    ]);
+  });
+});
+
+describe('startSchedules', () => {
+  it('runs a function on the interval given for it, the others on their serverless.yml rate', () => {
+    // Act
+    const schedules = startSchedules({ everyMsOf: { pipelineReconciler: 5_000 } });
+    schedules.stop();
+
+    // Assess
+    expect(schedules.schedules.map(({ fn, expression, everyMs }) => [fn.name, expression, everyMs])).toEqual([
+      ['webhookSweeper', 'rate(1 minute)', 60_000],
+      ['pipelineReconciler', 'rate(1 minute)', 5_000],
     ]);
   });
 });
