@@ -226,8 +226,9 @@ async function runClaimed(
     }
     const known = error instanceof AgentRunError || error instanceof UnknownAgentError;
     const reason = known ? (error as Error).message : 'The run failed unexpectedly';
+    // A run the runner says would fail the same way again (a refused request, no provider) is not retried.
     return await stageFailed(ctx, run, reason, {
-      retry: !(error instanceof UnknownAgentError),
+      retry: error instanceof AgentRunError ? error.retryable : !(error instanceof UnknownAgentError),
       ...(policy.retryDelaysSeconds ? { retryDelaysSeconds: policy.retryDelaysSeconds } : {}),
     });
   }

@@ -274,8 +274,9 @@ const EXECUTION_RULES = [
   'A failed attempt (an error, a timeout after `config.timeout_sec`) is retried after a delay, up to 3 ' +
     'attempts; then the stage and the execution fail (`pipeline_failed`) and stages not started are ' +
     '`skipped`. When every stage has succeeded the execution succeeds (`pipeline_completed`). Each stage’s ' +
-    'tokens are consumed from the balance when it succeeds; a run the balance cannot pay fails the stage ' +
-    'without retry.',
+    'tokens are consumed from the balance when it succeeds. A run the balance cannot pay, an agent that no ' +
+    'longer exists and a run error the model provider calls permanent (a refused request, no provider ' +
+    'configured) fail the stage without retry.',
 ].join('\n\n');
 
 export const executePipeline = defineRoute({

@@ -599,6 +599,32 @@ describe('executing a pipeline', () => {
     expect(done.stages[0]).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
+  it('fails a stage at once when its run fails in a way the runner calls permanent', async () => {
+    // Prepare
+    const user = await newUser('permanent');
+    const runs: string[] = [];
+    const refusing: AgentRunner = {
+      kind: 'local',
+      async run(request) {
+        runs.push(String(request.input.stage));
+        throw new AgentRunError('the provider refused the request', { retryable: false });
+      },
+    };
+    const { api, queue } = engine(refusing);
+    const id = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
+
+    // Act
+    const started = await execute(api, user, id);
+    await queue.drain();
+    const done = await readExecution(api, user, id, started.id);
+
+    // Assess
+    expect(runs).toEqual(['a']);
+    expect(done.status).toBe('failed');
+    expect(done.stages[0]).toMatchObject({ status: 'failed', attempts: 1, error: 'the provider refused the request' });
+    expect(statusesOf(done).b).toBe('skipped');
+  });
+
   it('fails a stage whose run the balance cannot pay, without retrying it', async () => {
     // Prepare
     const user = await newUser('unpaid');
