@@ -11,6 +11,7 @@ import * as credentials from '#lib/routes/credentials';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
+import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
 import * as service from '#lib/routes/service';
@@ -52,4 +53,5 @@ export const allRoutes: RouteDef[] = [
   agents,
   agentTemplates,
   agentPipelines,
+  logs,
 ].flatMap((module) => routesOf(module));
