@@ -15,6 +15,7 @@ import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
 import * as service from '#lib/routes/service';
+import * as system from '#lib/routes/system';
 import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
@@ -54,4 +55,5 @@ export const allRoutes: RouteDef[] = [
   agentTemplates,
   agentPipelines,
   logs,
+  system,
 ].flatMap((module) => routesOf(module));
