@@ -10,6 +10,12 @@ const tags = ['Monitoring'];
 
 export const MAX_LOG_SEARCH_LENGTH = 200;
 
+/**
+ * Reading the service's log output costs CloudWatch calls that the whole account shares (FilterLogEvents
+ * allows a few a second), so one organization may read logs this often a minute.
+ */
+export const LOG_READS_PER_MINUTE = 30;
+
 export const LogEntryRecord = z
   .object({
     id: z.string().meta({ description: 'Unique within its source' }),
@@ -65,7 +71,8 @@ export const listLogs = defineRoute({
     '(locally) or two FilterLogEvents calls per log group (AWS). `meta.sources` says how each read ended: ' +
     '`complete`, `partial` (the bound left older lines unread), `skipped` (not asked for) or `unavailable` ' +
     '(the service’s log output could not be read: with `source=all` the `db` lines are answered alone; with ' +
-    '`source=file` the answer is 503). `meta.total` counts the lines answered; there is no `offset`.',
+    '`source=file` the answer is 503). `meta.total` counts the lines answered; there is no `offset`. An ' +
+    `organization may read logs ${LOG_READS_PER_MINUTE} times a minute (429 beyond), on top of its tier’s limits.`,
   query: z.object({
     limit: pagingQuery.shape.limit,
     source: z.enum(['file', 'db', 'all']).default('all').meta({ description: 'Default `all`' }),
@@ -81,6 +88,7 @@ export const listLogs = defineRoute({
   envelope: 'list',
   response: LogEntryRecord,
   errors: [503],
+  rateLimit: { name: 'logs_read', perMinute: LOG_READS_PER_MINUTE },
 });
 
 export const createLog = defineRoute({

@@ -409,6 +409,27 @@ describe('GET /logs, both sources', () => {
     expect(response.body).toEqual(invalid(path));
   });
 
+  it('answers 429 past 30 reads a minute by one organization, and not to another', async () => {
+    // Prepare
+    const owner = await newUser('owner');
+    const other = await newUser('other');
+    const { handler } = logsOver(logDir([]));
+    for (let read = 1; read <= 30; read += 1) {
+      const response = await call(handler, 'GET', '/logs', as(owner, { query: { source: 'db' } }));
+      if (response.status !== 200) throw new Error(`read ${read} answered ${response.status}`);
+    }
+
+    // Act
+    const refused = await call(handler, 'GET', '/logs', as(owner, { query: { source: 'db' } }));
+    const otherOrg = await call(handler, 'GET', '/logs', as(other, { query: { source: 'db' } }));
+
+    // Assess
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('RATE_LIMITED');
+    expect(refused.headers['Retry-After'] ?? refused.headers['retry-after']).toBeDefined();
+    expect(otherOrg.status).toBe(200);
+  });
+
   it('clamps limit to 200', async () => {
     // Prepare
     const owner = await newUser('owner');
