@@ -146,6 +146,7 @@ const CLIENT_MARKERS: Array<[string, RegExp]> = [
   ['KMS', /KMSClient|TrentService/],
   ['SQS', /SQSClient|AmazonSQS/],
   ['Scheduler', /SchedulerClient/],
+  ['CloudWatch Logs', /CloudWatchLogsClient|Logs_20140328/],
   ['Stripe', /api\.stripe\.com/],
   ['AI SDK', /vercel\.ai\.error/],
 ];
@@ -226,6 +227,7 @@ const rows = bundles.map((bundle) => {
     clients.includes('SES') && !sendsEmail(bundle) ? 'SES' : '',
     clients.includes('KMS') && !bundle.kmsExpected ? 'KMS' : '',
     clients.includes('Stripe') && bundle.name !== 'billing' ? 'Stripe' : '',
+    clients.includes('CloudWatch Logs') && bundle.name !== 'logs' ? 'CloudWatch Logs' : '',
     clients.includes('AI SDK') && !runsAgents(bundle) ? 'AI SDK' : '',
   ].filter(Boolean);
   const locales = zodLocalesOf(bundle);

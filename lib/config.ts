@@ -73,6 +73,7 @@ const configSchema = z
     SCHEDULE_GROUP: z.string().min(1).max(64).default('agent-ops'),
     AGENT_TICK_ARN: z.string().min(1).optional(),
     SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+    LOG_GROUP_PREFIX: z.string().min(1).max(512).optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -131,6 +132,8 @@ const configSchema = z
     scheduleGroup: env.SCHEDULE_GROUP,
     agentTickArn: env.AGENT_TICK_ARN,
     schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
+    /** aws mode: the shared beginning of the functions' log group names, read back by GET /logs. */
+    logGroupPrefix: env.LOG_GROUP_PREFIX,
   }));
 
 export type Config = z.output<typeof configSchema>;

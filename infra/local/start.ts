@@ -1,7 +1,8 @@
 /**
  * `npm start`: the whole service on this machine. DynamoDB Local (from the amplify-dynamodb-simulator
  * package, with `java`) keeps its data under DATA_DIR; the local gateway serves every function of
- * serverless.yml on PORT. Ctrl-C stops both.
+ * serverless.yml on PORT; the service's JSON log lines go to the terminal and to DATA_DIR/logs. Ctrl-C
+ * stops both.
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     release?.();
     fail(error instanceof StartupError ? error.message : String(error));
   }
+  await keepLogFile(dataDir);
   const started = performance.now();
   const dynamoDir = resolve(dataDir, 'dynamodb');
 
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
         `  Docs     http://localhost:${gateway.port}/api/docs`,
         `  Health   http://localhost:${gateway.port}/api/health`,
         `  Data     ${dataDir}${created ? ' (new table created)' : ''}`,
+        `  Logs     ${resolve(dataDir, 'logs', 'service.log')}`,
         `  Payments ${payments}`,
         `  DynamoDB ${config.dynamoEndpoint}${dynamo ? ' (DynamoDB Local)' : ' (external)'}`,
         `  Schedules ${scheduled.join(', ') || 'none'}`,
@@ -151,6 +154,21 @@ async function main(): Promise<void> {
     console.error(error instanceof JavaMissingError || error instanceof StartupError ? error.message : error);
     await stop(1);
   }
+}
+
+/**
+ * The service's JSON log lines also go to DATA_DIR/logs/service.log (rotated by size and day), at INFO
+ * and above whatever the terminal shows, so that GET /logs can read them back (source `file`). Imported
+ * here, not at the top: the logger reads POWERTOOLS_LOG_LEVEL, set above, when it is made. Lambda has no
+ * such sink: there the lines go to stdout and CloudWatch keeps them.
+ */
+async function keepLogFile(dataDir: string): Promise<void> {
+  const [{ logger }, { fileLogSink }] = await Promise.all([
+    import('#lib/logger'),
+    import('#lib/adapters/local/file-log-sink'),
+  ]);
+  const file = fileLogSink(resolve(dataDir, 'logs'));
+  logger.addSink((line) => file.write(line), 'INFO');
 }
 
 /** Restarts within this window count together; this many in it and the service stops instead. */

@@ -10,6 +10,7 @@ import {
 import { itemIsNew } from '#lib/db/conditions';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
+import { type Bounded, queryUpTo } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
@@ -61,6 +62,16 @@ export async function listAgentItems(orgId: string): Promise<AgentItem[]> {
   } while (startKey);
   return items;
 }
+
+/** The organization's first `max` agents, oldest first, for reads that must stay bounded (GET /system/health). */
+export const firstAgentItems = (orgId: string, max: number): Promise<Bounded<AgentItem>> =>
+  queryUpTo<AgentItem>(
+    {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': agentKeys.prefix },
+    },
+    max,
+  );
 
 /** Writes a new agent and takes its name; refused with reason `name-taken` when the name is in use. */
 export function newAgentPuts(item: AgentItem, orgId: string): TransactItem[] {

@@ -20,7 +20,17 @@ export function wirePorts(spec: PortSpec = {}): Ports {
   const wired: PortSpec = { ...always, ...spec };
   const built = new Map<keyof Ports, unknown>();
   const ports = {} as Ports;
-  for (const name of ['clock', 'email', 'keys', 'queue', 'payments', 'secrets', 'scheduler', 'runner'] as const) {
+  for (const name of [
+    'clock',
+    'email',
+    'keys',
+    'queue',
+    'payments',
+    'secrets',
+    'scheduler',
+    'runner',
+    'logs',
+  ] as const) {
     Object.defineProperty(ports, name, {
       enumerable: true,
       get() {

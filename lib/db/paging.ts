@@ -40,3 +40,53 @@ export async function queryPage<T = Record<string, unknown>>(
   } while (startKey);
   return { items, total };
 }
+
+/** A bounded read: what a Query gave up to its bound, and whether that was everything it selects. */
+export interface Bounded<T> {
+  items: T[];
+  complete: boolean;
+}
+
+/**
+ * The first `max` items a Query selects, following its pages no further: for reads that must stay
+ * bounded however large the collection grows (reports, health checks). One item past `max` is read to
+ * tell whether any were left: `complete` is false when some were.
+ *
+ * @example
+ * const { items, complete } = await queryUpTo<AgentItem>({ KeyConditionExpression: 'pk = :pk', ... }, 500);
+ */
+export async function queryUpTo<T = Record<string, unknown>>(input: QueryInput, max: number): Promise<Bounded<T>> {
+  const items: T[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await db.send(
+      new QueryCommand({ ...input, TableName: TABLE, Limit: max + 1 - items.length, ExclusiveStartKey: startKey }),
+    );
+    items.push(...((result.Items ?? []) as T[]));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && items.length <= max);
+  return { items: items.slice(0, max), complete: items.length <= max };
+}
+
+/**
+ * How many items a Query selects, counting at most `max` (`Select: COUNT`: DynamoDB reads them but
+ * sends none). `complete` is false when there were more than `max`.
+ */
+export async function countUpTo(input: QueryInput, max: number): Promise<{ count: number; complete: boolean }> {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await db.send(
+      new QueryCommand({
+        ...input,
+        TableName: TABLE,
+        Select: 'COUNT',
+        Limit: max + 1 - count,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    count += result.Count ?? 0;
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && count <= max);
+  return { count: Math.min(count, max), complete: count <= max };
+}

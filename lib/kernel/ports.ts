@@ -210,6 +210,59 @@ export interface AgentRunner {
   run(request: AgentRunRequest): Promise<AgentRunResult>;
 }
 
+/**
+ * One line of the service's own log output as a log source read it: the JSON object the logger wrote
+ * (`level`, `message`, `timestamp`, `service`, and the line's own fields).
+ */
+export interface ServiceLogEntry {
+  /** Stable for the same line: a CloudWatch event id, or a digest of the local line. */
+  id: string;
+  /** The file or log group the line was read from. */
+  origin: string;
+  /** When the line was written, epoch milliseconds. */
+  time: number;
+  record: Record<string, unknown>;
+}
+
+export interface ServiceLogQuery {
+  /**
+   * The organization asking. A source answers only lines that name it in their `org_id` or `orgId`
+   * field (lib/kernel/service-log.ts), never a line of another organization or of none.
+   */
+  orgId: string;
+  /** Further filtering of the organization's lines (level, agent, text), applied as lines are read. */
+  keep: (record: Record<string, unknown>) => boolean;
+  /** At most this many lines, the newest. */
+  limit: number;
+}
+
+export interface ServiceLogRead {
+  /** Newest first. */
+  entries: ServiceLogEntry[];
+  /** False when the source stopped at its reading bound with older lines left unread. */
+  complete: boolean;
+}
+
+/** A log file (local) or log group (CloudWatch) the service writes to. */
+export interface ServiceLogFile {
+  name: string;
+  kind: 'file' | 'log_group';
+  size_bytes: number;
+  /** ISO time of the last write, or null when the source cannot tell. */
+  last_modified: string | null;
+}
+
+/**
+ * The service's own log output, read back (GET /logs, source `file`): files under DATA_DIR/logs that
+ * the local runtime writes, or the functions' CloudWatch log groups. Every read is bounded (bytes or
+ * calls) and says when the bound cut it short.
+ */
+export interface LogSource {
+  readonly kind: 'file' | 'cloudwatch';
+  read(query: ServiceLogQuery): Promise<ServiceLogRead>;
+  files(): Promise<ServiceLogFile[]>;
+}
+
 /** Every port a domain function may use. A function's entry point wires only those its routes need. */
 export interface Ports {
   clock: Clock;
@@ -220,4 +273,5 @@ export interface Ports {
   secrets: Secrets;
   scheduler: Scheduler;
   runner: AgentRunner;
+  logs: LogSource;
 }

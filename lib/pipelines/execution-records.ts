@@ -2,7 +2,7 @@ import { getMany } from '#lib/db/batch';
 import { itemIsNew } from '#lib/db/conditions';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
-import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { type Bounded, type Page, type PageRequest, queryPage } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
@@ -89,6 +89,35 @@ export async function runningExecutionItems(): Promise<ExecutionItem[]> {
     start = result.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/**
+ * One organization's running executions, oldest first, at most `max`: the running index is shared by
+ * every organization, so a DynamoDB filter on the items' partition key keeps this one's, reading at most
+ * `maxRead` index entries. `complete` is false when entries were left unread.
+ */
+export async function runningExecutionsOf(
+  orgId: string,
+  bounds: { max: number; maxRead: number },
+): Promise<Bounded<ExecutionItem>> {
+  const items: ExecutionItem[] = [];
+  let read = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await table.query({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      // The index's own keys cannot be filtered on; the table's partition key names the organization.
+      FilterExpression: 'pk = :tenant',
+      ExpressionAttributeValues: { ':pk': executionKeys.runningPk, ':tenant': tenantPk(orgId) },
+      Limit: bounds.maxRead - read,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    });
+    read += result.ScannedCount ?? 0;
+    items.push(...((result.Items ?? []) as ExecutionItem[]));
+    start = result.LastEvaluatedKey;
+  } while (start && items.length < bounds.max && read < bounds.maxRead);
+  return { items: items.slice(0, bounds.max), complete: start === undefined && items.length <= bounds.max };
 }
 
 /** A page of a pipeline's executions, newest first. */

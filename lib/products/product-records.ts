@@ -1,6 +1,6 @@
 import { itemExists, itemIsNew } from '#lib/db/conditions';
 import { tenantPk } from '#lib/db/keys';
-import { queryPage } from '#lib/db/paging';
+import { type Bounded, queryPage, queryUpTo } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import { colorIs, colorIsUnset, type ProductItem, productKeys } from '#lib/products/product-keys';
@@ -43,6 +43,10 @@ export async function allProducts(orgId: string): Promise<ProductItem[]> {
   const { items } = await queryPage<ProductItem>(productsQuery(orgId, ''), EVERYTHING);
   return items.sort((a, b) => a.id - b.id);
 }
+
+/** The organization's first `max` products by slug, for reads that must stay bounded (GET /system/health). */
+export const firstProducts = (orgId: string, max: number): Promise<Bounded<ProductItem>> =>
+  queryUpTo<ProductItem>(productsQuery(orgId, ''), max);
 
 /** The slugs of the organization that begin with `prefix`, read consistently (one Query). */
 export async function slugsStartingWith(input: { orgId: string; prefix: string }): Promise<Set<string>> {

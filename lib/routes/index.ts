@@ -11,10 +11,12 @@ import * as credentials from '#lib/routes/credentials';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
+import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
 import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
+import * as system from '#lib/routes/system';
 import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
@@ -54,4 +56,6 @@ export const allRoutes: RouteDef[] = [
   agentTemplates,
   agentPipelines,
   search,
+  logs,
+  system,
 ].flatMap((module) => routesOf(module));

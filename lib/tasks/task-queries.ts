@@ -1,6 +1,6 @@
 import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
-import { type Page, type PageRequest, queryPage } from '#lib/db/paging';
+import { type Bounded, countUpTo, type Page, type PageRequest, queryPage, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -136,6 +136,14 @@ const statusQuery = (orgId: string, status: TaskStatus): QueryInput => ({
   KeyConditionExpression: 'gsi1pk = :pk',
   ExpressionAttributeValues: { ':pk': taskKeys.byStatusPk(orgId, status) },
 });
+
+/** The first `max` tasks of one status (by priority, then id): a read that stays bounded (GET /system/health). */
+export const firstTasksOfStatus = (orgId: string, status: TaskStatus, max: number): Promise<Bounded<TaskItem>> =>
+  queryUpTo<TaskItem>(statusQuery(orgId, status), max);
+
+/** How many tasks have one status, counted up to `max` (one COUNT Query of the status index, paged). */
+export const countTasksOfStatus = (orgId: string, status: TaskStatus, max: number) =>
+  countUpTo(statusQuery(orgId, status), max);
 
 /** The assignee index: an assignee's tasks, all of them or of one status (then by priority and id). */
 function assigneeQuery(orgId: string, assignee: string, status?: TaskStatus): QueryInput {

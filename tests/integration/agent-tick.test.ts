@@ -13,6 +13,7 @@ import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
 import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
+import { readLogLines } from '#lib/logs/log-records';
 import { seedAgent } from '#tests/support/agents';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
@@ -134,7 +135,7 @@ describe('the agent tick', () => {
     expect(entries.body.data).toEqual([
       expect.objectContaining({ task_id: high.id, agent: 'builder', title: expect.stringContaining('review') }),
     ]);
-    const logs = await itemsOf(owner.orgId, 'LOG#');
+    const { lines: logs } = await readLogLines(owner.orgId, {}, 200, new Date());
     expect(logs.map((line) => line.message)).toContain(`Finished task #${high.id} (review), 150 tokens`);
     const activity = await itemsOf(owner.orgId, 'ACTIVITY#');
     expect(activity.filter((entry) => entry.actor_id === 'agent:builder').map((entry) => entry.action)).toEqual([
@@ -264,7 +265,7 @@ describe('the agent tick', () => {
     expect(afterExpiry).toEqual({ outcome: 'succeeded', task_id: task.id, status: 'review', tokens: 120 });
     const stored = await getTask(owner, task.id);
     expect(stored.last_run).toMatchObject({ status: 'succeeded', attempt: 2 });
-    const logs = await itemsOf(owner.orgId, 'LOG#');
+    const { lines: logs } = await readLogLines(owner.orgId, {}, 200, new Date());
     expect(logs.map((line) => line.message)).toContain(
       `Task #${task.id}: The run was interrupted: the tick running it stopped before it finished; back to todo`,
     );

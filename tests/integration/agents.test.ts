@@ -5,6 +5,7 @@ import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { fixedClock } from '#lib/kernel/clock';
 import type { Clock } from '#lib/kernel/ports';
+import { readLogLines } from '#lib/logs/log-records';
 import { type CallOptions, type CallResult, call, newUser, type TestUser } from '#tests/support/identity';
 import { type RecordingScheduler, recordingScheduler } from '#tests/support/scheduler';
 
@@ -68,7 +69,9 @@ async function itemsOf(orgId: string, prefix: string): Promise<Record<string, un
 }
 
 const actionsOf = async (orgId: string) => (await itemsOf(orgId, 'ACTIVITY#')).map((entry) => entry.action);
-const logMessagesOf = async (orgId: string) => (await itemsOf(orgId, 'LOG#')).map((line) => line.message);
+/** The organization's log lines (their own partition), oldest first. */
+const logMessagesOf = async (orgId: string) =>
+  (await readLogLines(orgId, {}, 200, new Date())).lines.map((line) => line.message).reverse();
 
 /** An agent as `/agents` shows a fresh agent without an interval, overridden by `fields`. */
 const agentRecord = (fields: Record<string, unknown>) => ({

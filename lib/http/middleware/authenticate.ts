@@ -43,7 +43,7 @@ export const authenticate = (
       });
     } catch (error) {
       // Bookkeeping never turns an answered request into a failure.
-      logger.warn('recording credential use failed', { error: error as Error });
+      logger.warn('recording credential use failed', { org_id: principal.orgId, error: error as Error });
     }
   };
   const authenticateAfter = async (request: HttpRequest) => report(request, request.response?.statusCode ?? 200);

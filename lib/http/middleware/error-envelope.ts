@@ -5,15 +5,18 @@ import { logger } from '#lib/logger';
 /**
  * Turns any error into the specification's error envelope. Errors the service raised on purpose
  * (`AppError` with `expose`) reach the caller as they are; anything else is logged with its cause under
- * the trace id and answered with a bare 500 that carries no stack and no internals.
+ * the trace id and answered with a bare 500 that carries no stack and no internals. Once the caller is
+ * known, the line names its organization (`org_id`), which may then read it back through GET /logs.
  */
 export const errorEnvelope = (): HttpMiddleware => {
   const errorEnvelopeOnError = async (request: HttpRequest) => {
     const error = toAppError(request.error);
+    // Named on the line itself, not as a logger key: requests share the logger when served side by side.
+    const org = request.context.principal ? { org_id: request.context.principal.orgId } : {};
     if (error.status >= 500) {
-      logger.error('request failed', { code: error.code, error: request.error ?? undefined });
+      logger.error('request failed', { code: error.code, ...org, error: request.error ?? undefined });
     } else {
-      logger.info('request rejected', { status: error.status, code: error.code });
+      logger.info('request rejected', { status: error.status, code: error.code, ...org });
     }
     request.response = {
       statusCode: error.status,
