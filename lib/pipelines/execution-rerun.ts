@@ -1,9 +1,7 @@
-import type { TransactItem } from '#lib/db/transactions';
-import { transact } from '#lib/db/transactions';
+import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
-import { logger } from '#lib/logger';
 import {
   type Execution,
   type ExecutionItem,
@@ -13,7 +11,7 @@ import {
   toExecution,
 } from '#lib/pipelines/execution-keys';
 import { getExecutionItem, rerunTransactions, stageItems, stageUpdate } from '#lib/pipelines/execution-records';
-import { executionNotFound, getExecution, sendStage, stageEstimate } from '#lib/pipelines/executions';
+import { executionNotFound, getExecution, sendQueuedStages, stageEstimate } from '#lib/pipelines/executions';
 import { stageTimeoutSec } from '#lib/pipelines/pipeline-keys';
 import { pipelineNotFound } from '#lib/pipelines/pipeline-queries';
 import { getPipelineItem } from '#lib/pipelines/pipeline-records';
@@ -150,7 +148,7 @@ export async function rerunExecution(ctx: RequestContext, pipelineId: number, id
   const next = new Map<string, StageItem>(stages.map((stage) => [stage.name, stage]));
   for (const stage of plan.promoted) next.set(stage.name, { ...stage, status: 'succeeded' });
   for (const { stage, ...fields } of plan.run) next.set(stage.name, { ...stage, ...resetFields(fields, at) });
-  await sendQueued(ctx, orgId, started, [...next.values()]);
+  await sendQueuedStages(ctx, orgId, { execution: started, stages: [...next.values()] });
   return { ...toExecution(started, [...next.values()]), rerun };
 }
 
@@ -180,33 +178,4 @@ function stageWrites(orgId: string, plan: RerunPlan, at: string): TransactItem[]
     ),
     ...plan.promoted.map((stage) => stageUpdate(orgId, stage, ['cancelled'], { status: 'succeeded' }, stage.attempts)),
   ];
-}
-
-/** The messages of the stages the rerun queued; one the queue refuses is sent again by the reconciler. */
-async function sendQueued(
-  ctx: RequestContext,
-  orgId: string,
-  execution: ExecutionItem,
-  stages: StageItem[],
-): Promise<void> {
-  await Promise.all(
-    stages
-      .filter((stage) => stage.status === 'queued')
-      .map((stage) =>
-        sendStage(ctx, {
-          org_id: orgId,
-          pipeline_id: execution.pipeline_id,
-          execution_id: execution.id,
-          stage: stage.name,
-          attempt: 1,
-        }).catch((error: Error) =>
-          logger.warn('queueing a rerun pipeline stage failed; the reconciler will send it', {
-            orgId,
-            executionId: execution.id,
-            stage: stage.name,
-            error,
-          }),
-        ),
-      ),
-  );
 }

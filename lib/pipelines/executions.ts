@@ -71,7 +71,7 @@ export async function executePipeline(
   const createdBy = activityActor(principal).actor_id;
   const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy, balance: available });
   for (const group of newExecutionTransactions(created.execution, created.stages)) await transact(group);
-  await sendRootStages(ctx, orgId, created);
+  await sendQueuedStages(ctx, orgId, created);
   return toExecution(created.execution, created.stages);
 }
 
@@ -144,11 +144,12 @@ export async function newExecution(
 }
 
 /**
- * Sends the messages of the root stages of an execution once it is written. A message the queue
- * refuses is sent again by the reconciler (a stage queued for two minutes), so it is logged, not thrown:
- * the execution has started all the same.
+ * Sends the messages of the stages written `queued` (the root stages of a new execution, the ready
+ * stages of a rerun) once the writes have landed. A message the queue refuses is sent again by the
+ * reconciler (a stage queued for two minutes), so it is logged, not thrown: the execution has started
+ * all the same.
  */
-export async function sendRootStages(ctx: RequestContext, orgId: string, written: NewExecution): Promise<void> {
+export async function sendQueuedStages(ctx: RequestContext, orgId: string, written: NewExecution): Promise<void> {
   const { execution } = written;
   await Promise.all(
     written.stages

@@ -6,7 +6,7 @@ import { ValidationError } from '#lib/errors';
 import { queueJob } from '#lib/jobs/jobs';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
-import { type NewExecution, sendRootStages } from '#lib/pipelines/executions';
+import { type NewExecution, sendQueuedStages } from '#lib/pipelines/executions';
 import { type GitPush, GitPushPayload, parsePayload } from '#lib/webhooks/inbound/payloads';
 import {
   deliveryItemCount,
@@ -81,7 +81,7 @@ export async function receiveGitWebhook(
     now,
     writes: plan.writes,
   });
-  if (outcome === 'recorded' && plan.started) await sendRootStages(ctx, orgId, plan.started);
+  if (outcome === 'recorded' && plan.started) await sendQueuedStages(ctx, orgId, plan.started);
   logger.info('inbound webhook accepted', { ...log, outcome, actions: plan.actions.map((action) => action.type) });
   return receipt('push', plan.actions, outcome === 'duplicate');
 }
