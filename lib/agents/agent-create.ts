@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import {
   type AgentConfigFields,
   type AgentItem,
@@ -105,7 +105,7 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
     await transact([
       ...newAgentPuts(registered, orgId),
       newAutomationPut(automation),
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...actor,

@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -90,7 +90,7 @@ async function insertPipeline(
   await transact(
     [
       ...newPipelineWrites(orgId, item),
-      activityWrite(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
+      ...activityWrites(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
     ],
     { 'name-taken': pipelineNameTaken },
   );
@@ -126,7 +126,7 @@ export async function updatePipeline(ctx: RequestContext, id: number, changes: P
       await transact(
         [
           ...pipelineReplaceWrites(orgId, read, next),
-          activityWrite(orgId, activity(principal, 'pipeline.updated', id, { changed }), now),
+          ...activityWrites(orgId, activity(principal, 'pipeline.updated', id, { changed }), now),
         ],
         { 'name-taken': pipelineNameTaken },
       );
@@ -155,7 +155,7 @@ export async function deletePipeline(ctx: RequestContext, id: number): Promise<P
     try {
       await transact([
         ...pipelineDeleteWrites(orgId, read),
-        activityWrite(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
+        ...activityWrites(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
       ]);
       return toPipeline(read);
     } catch (error) {

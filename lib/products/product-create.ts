@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
@@ -98,7 +98,7 @@ async function writeNewProduct(
   };
   await transact([
     ...newProductWrites(orgId, item),
-    activityWrite(
+    ...activityWrites(
       orgId,
       {
         ...activityActor(principal),

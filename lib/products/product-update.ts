@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -117,7 +117,7 @@ async function applyChanges(
 
   await transact([
     productUpdate({ orgId, slug: item.slug, changed, at, ...(colorsChange ? { colorsRead: item } : {}) }),
-    activityWrite(
+    ...activityWrites(
       orgId,
       {
         ...activityActor(principal),

@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { transact } from '#lib/db/transactions';
 import { ConflictError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -76,7 +76,7 @@ export async function createTemplate(ctx: RequestContext, input: NewTemplate): P
   await transact(
     [
       ...newTemplateWrites(orgId, item),
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...actor,

@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -76,7 +76,7 @@ export async function updateTemplate(ctx: RequestContext, id: number, changes: T
   try {
     await transact([
       templateUpdate({ orgId, id, changed, at }),
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...activityActor(principal),
@@ -111,7 +111,7 @@ export async function archiveTemplate(ctx: RequestContext, id: number): Promise<
   try {
     await transact([
       templateArchive({ orgId, id, at }),
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...activityActor(principal),

@@ -13,6 +13,7 @@ import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
 import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
+import { activityOf } from '#tests/support/activity';
 import { seedAgent } from '#tests/support/agents';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
@@ -136,7 +137,7 @@ describe('the agent tick', () => {
     ]);
     const logs = await itemsOf(owner.orgId, 'LOG#');
     expect(logs.map((line) => line.message)).toContain(`Finished task #${high.id} (review), 150 tokens`);
-    const activity = await itemsOf(owner.orgId, 'ACTIVITY#');
+    const activity = await activityOf(owner.orgId);
     expect(activity.filter((entry) => entry.actor_id === 'agent:builder').map((entry) => entry.action)).toEqual([
       'task.claimed',
       'task.run_succeeded',
