@@ -23,6 +23,7 @@ import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { type LogLine, logWrite } from '#lib/logs/log-records';
+import { instanceTotalsWrite } from '#lib/metrics/metric-records';
 
 /**
  * Creating an agent (POST /agents and POST /v1/public/agents): the bootstrap, reported step by step.
@@ -105,6 +106,7 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
     await transact([
       ...newAgentPuts(registered, orgId),
       newAutomationPut(automation),
+      instanceTotalsWrite({ agents: 1 }),
       ...activityWrites(
         orgId,
         {

@@ -63,6 +63,8 @@ export interface ExecutionItem extends TableKey {
   started_at: string;
   finished_at: string | null;
   created_by: string;
+  /** Counted in the organization's executions by status (lib/pipelines/execution-metrics.ts) since its start. */
+  counted?: boolean;
   /** Present while running (the running index). */
   gsi1pk?: string;
   gsi1sk?: string;

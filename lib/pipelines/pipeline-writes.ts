@@ -3,6 +3,7 @@ import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { orgTotalsWrite } from '#lib/metrics/metric-records';
 import { cancelActiveExecutions } from '#lib/pipelines/executions';
 import { type Pipeline, type PipelineItem, pipelineKeys, toPipeline } from '#lib/pipelines/pipeline-keys';
 import { pipelineNotFound, pipelineTemplateNotFound } from '#lib/pipelines/pipeline-queries';
@@ -86,10 +87,12 @@ async function insertPipeline(
     created_at: at,
     updated_at: at,
     created_by: actor.actor_id,
+    counted: true,
   };
   await transact(
     [
       ...newPipelineWrites(orgId, item),
+      orgTotalsWrite(orgId, { pipelines: 1 }),
       ...activityWrites(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
     ],
     { 'name-taken': pipelineNameTaken },
@@ -155,6 +158,7 @@ export async function deletePipeline(ctx: RequestContext, id: number): Promise<P
     try {
       await transact([
         ...pipelineDeleteWrites(orgId, read),
+        ...(read.counted ? [orgTotalsWrite(orgId, { pipelines: -1 })] : []),
         ...activityWrites(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
       ]);
       return toPipeline(read);

@@ -5,6 +5,7 @@ import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { orgTotalsWrite } from '#lib/metrics/metric-records';
 import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
@@ -98,6 +99,7 @@ async function writeNewProduct(
   };
   await transact([
     ...newProductWrites(orgId, item),
+    orgTotalsWrite(orgId, { products: 1 }),
     ...activityWrites(
       orgId,
       {
