@@ -12,14 +12,15 @@ import { tenantPk } from '#lib/db/keys';
  * | … by actor | gsi1 `T#<org>#ACTIVITY#<actor type>#ACTOR#<actor id>` | `<at>#<nonce>` | |
  * | … by action | gsi2 `T#<org>#ACTIVITY#<actor type>#ACTION#<action>` | `<at>#<nonce>` | |
  * | hour count | `T#<org>#ACTIVITYCOUNT` | `HOUR#<hour>#<shard>` | |
- * | action count | `T#<org>#ACTIVITYCOUNT` | `ACTION#<action>#<hour>#<shard>` | gsi1 `T#<org>#ACTIVITYCOUNT#HOURLY` / `<hour>#<action>#<shard>` |
+ * | action count | `T#<org>#ACTIVITYCOUNT` | `ACTION#<action>#<hour>#<shard>` | gsi1 (see below) |
  * | actor count | `T#<org>#ACTIVITYCOUNT` | `ACTOR#<actor id>#<hour>#<shard>` | |
  *
- * `<hour>` is `yyyy-mm-ddThh` (UTC). Each count item holds `total` and one count per actor type
- * (`agent`, `system`, `user`, `api_key`), raised by ADD in the transaction that writes the entry, in one
- * of ACTIVITY_SHARDS shards picked at random (so that concurrent changes of one organization seldom
- * write the same count item). Every read is a Query of a key range, so a request costs what its page
- * and its time window hold, not what the log holds:
+ * The action counts are also in gsi1 under `T#<org>#ACTIVITYCOUNT#HOURLY` / `<hour>#<action>#<shard>`, so
+ * the stats find every action of a time window. `<hour>` is `yyyy-mm-ddThh` (UTC). Each count item holds
+ * `total` and one count per actor type (`agent`, `system`, `user`, `api_key`), raised by ADD in the
+ * transaction that writes the entry, in one of ACTIVITY_SHARDS shards picked at random (so that
+ * concurrent changes of one organization seldom write the same count item). Every read is a Query of a
+ * key range, so a request costs what its page and its time window hold, not what the log holds:
  *
  * | filter | entries (newest first) | `total` |
  * |---|---|---|

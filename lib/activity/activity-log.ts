@@ -92,7 +92,8 @@ function countWrites(orgId: string, item: ActivityItem, now: Date): TransactItem
  * The entry and its counts as writes for the transaction that makes the change it records.
  *
  * @example
- * await transact([productPut, ...activityWrites(orgId, { ...activityActor(principal), action: 'product.created' }, now)]);
+ * const entry = { ...activityActor(principal), action: 'product.created' };
+ * await transact([productPut, ...activityWrites(orgId, entry, now)]);
  */
 export function activityWrites(orgId: string, entry: ActivityEntry, now: Date): TransactItem[] {
   const item = activityItem(orgId, entry, now);

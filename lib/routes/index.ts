@@ -1,4 +1,5 @@
 import type { RouteDef } from '#lib/http/route';
+import * as activityLog from '#lib/routes/activity-log';
 import * as agentPipelines from '#lib/routes/agent-pipelines';
 import * as agentRuns from '#lib/routes/agent-runs';
 import * as agentTemplates from '#lib/routes/agent-templates';
@@ -49,6 +50,7 @@ export const allRoutes: RouteDef[] = [
   products,
   agentRuns,
   changelog,
+  activityLog,
   agents,
   agentTemplates,
   agentPipelines,

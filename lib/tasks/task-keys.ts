@@ -14,7 +14,7 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | reverse `depends_on`, for `blocking.blocks` |
  * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
- * | queued task | `T#<org>#QUEUE#<assignee>` | `TASK#<queued_at>#<id>` | a todo task, oldest first (lib/tasks/task-metrics.ts) |
+ * | queued task | `T#<org>#QUEUE#<assignee>` | `TASK#<queued_at>#<id>` | a todo task, oldest first (task-metrics.ts) |
  * | queue count | `T#<org>#QUEUE#<assignee>` | `COUNT#<shard>` | `count`, `since_sum` (epoch seconds): the wait times |
  *
  * An open title is held while its task is open (not done or cancelled).
