@@ -9,6 +9,7 @@ import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
 import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
+import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
@@ -51,6 +52,7 @@ export const allRoutes: RouteDef[] = [
   agentRuns,
   changelog,
   activityLog,
+  dashboard,
   agents,
   agentTemplates,
   agentPipelines,
