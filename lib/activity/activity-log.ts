@@ -39,9 +39,14 @@ export function activityActor(principal: Principal): Pick<ActivityEntry, 'actor_
   return { actor_type: 'user', actor_id: `user:${principal.userId}` };
 }
 
-function activityItem(orgId: string, entry: ActivityEntry, now: Date, recordedBy?: string): ActivityItem {
+/** The stored entry, written at `now` (or, when moved from elsewhere, at its own time, with its own nonce). */
+export function activityItem(
+  orgId: string,
+  entry: ActivityEntry & { recorded_by?: string },
+  now: Date,
+  nonce = randomBase62(12),
+): ActivityItem {
   const at = now.toISOString();
-  const nonce = randomBase62(12);
   const sort = activityKeys.sort(at, nonce);
   return {
     pk: activityKeys.entryPk(orgId, entry.actor_type),
@@ -57,14 +62,14 @@ function activityItem(orgId: string, entry: ActivityEntry, now: Date, recordedBy
     entity_type: entry.entity_type ?? null,
     entity_id: entry.entity_id ?? null,
     metadata: entry.metadata ?? {},
-    ...(recordedBy ? { recorded_by: recordedBy } : {}),
+    ...(entry.recorded_by ? { recorded_by: entry.recorded_by } : {}),
     created_at: at,
     expires_at: expiryOf(now),
   };
 }
 
 /** The entry's hour, action and actor counts: `total` and its actor type's count, each raised by one. */
-function countWrites(orgId: string, item: ActivityItem, now: Date): TransactItem[] {
+export function countWrites(orgId: string, item: ActivityItem, now: Date): TransactItem[] {
   const hour = hourOf(now);
   const shard = shardOf(ACTIVITY_SHARDS);
   const pk = activityKeys.countPk(orgId);
@@ -107,7 +112,7 @@ export async function recordActivity(
   now: Date,
   recordedBy?: string,
 ): Promise<ActivityRecord> {
-  const item = activityItem(orgId, entry, now, recordedBy);
+  const item = activityItem(orgId, { ...entry, ...(recordedBy ? { recorded_by: recordedBy } : {}) }, now);
   await transact([{ Put: { Item: item } }, ...countWrites(orgId, item, now)]);
   return toActivityRecord(item);
 }
