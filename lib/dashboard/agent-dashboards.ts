@@ -7,10 +7,11 @@ import { ORG_SHARDS } from '#lib/metrics/metric-keys';
 import { taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
 
 /**
- * The per-agent dashboards. Both read the organization's agents, a list bounded by the tier's agent
- * limit (3, 25 or 100; unlimited only on enterprise, where organizations have tens, not thousands), and
- * nothing that grows with the tasks: efficiency comes from the counters each run keeps on its agent,
- * queue health from each agent's queue partition (lib/tasks/task-metrics.ts), one Query per agent.
+ * The per-agent dashboards. Both read the organization's agents: tens, not thousands (the tiers allow
+ * 3, 25 or 100 and enterprise any number; the limits are held when a plan changes, not when an agent is
+ * created), one Query per megabyte of them, so these answers grow with the agents and never with the
+ * tasks or runs: efficiency comes from the counters each run keeps on its agent, queue health from
+ * each agent's queue partition (lib/tasks/task-metrics.ts), one Query per agent.
  */
 
 export interface AgentEfficiency {

@@ -51,8 +51,8 @@ const sum = (counts: Record<string, number>) => Object.values(counts).reduce((to
 
 /**
  * GET /dashboard/stats: the organization's aggregate counts. Tasks, executions, products, pipelines,
- * tokens and runs from the organization's counters (one Query); agents by status from its agents (a
- * list bounded by the tier's agent limit: one Query).
+ * tokens and runs from the organization's counters (one Query); agents by status from its agents (tens,
+ * not thousands: one Query; lib/dashboard/agent-dashboards.ts).
  */
 export async function dashboardStats(ctx: RequestContext) {
   const orgId = requirePrincipal(ctx).orgId;

@@ -142,7 +142,7 @@ export const dashboardStats = defineRoute({
   description:
     'Tasks, agents and pipeline executions by status, products, pipelines, agent runs and tokens used ' +
     `(all \`consume\` entries of the ledger). ${COUNTERS_NOTE} Agents are counted from the organization’s ` +
-    'agents, a list the tier bounds.',
+    'agents themselves (tens, not thousands: one read).',
   response: DashboardStatsRecord,
 });
 
