@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import type { AgentItem, AgentStatus } from '#lib/agents/agent-keys';
 import { agentReplace, getAgentById, getAgentByName } from '#lib/agents/agent-records';
 import {
@@ -215,7 +215,7 @@ async function changeOnce(
   await transact([
     agentReplace(after, before.version),
     ...automationSync(orgId, after, automations, at),
-    activityWrite(
+    ...activityWrites(
       orgId,
       {
         ...activityActor(principal),

@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import {
   type AgentConfigFields,
   type AgentItem,
@@ -24,6 +24,7 @@ import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { type LogLine, logWrite } from '#lib/logs/log-records';
+import { instanceTotalsWrite } from '#lib/metrics/metric-records';
 import { agentSearchFields, wordsOf } from '#lib/search/search-fields';
 import { postingWrites } from '#lib/search/search-postings';
 
@@ -108,7 +109,8 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
     await transact([
       ...newAgentPuts(registered, orgId),
       newAutomationPut(automation),
-      activityWrite(
+      instanceTotalsWrite({ agents: 1 }),
+      ...activityWrites(
         orgId,
         {
           ...actor,

@@ -1,3 +1,4 @@
+import { activityWrites } from '#lib/activity/activity-log';
 import { withTokensUsed } from '#lib/agents/agent-budget';
 import type { AgentItem } from '#lib/agents/agent-keys';
 import { recordAgentState, unlessHalted } from '#lib/agents/agent-state';
@@ -7,6 +8,7 @@ import { isConditionFailed } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentRunResult } from '#lib/kernel/ports';
 import { logWrite } from '#lib/logs/log-records';
+import { orgDayWrite, orgTotalsWrite } from '#lib/metrics/metric-records';
 import type { Task, TaskRun } from '#lib/tasks/task-keys';
 import { type TaskActor, updateTaskAs } from '#lib/tasks/task-update';
 import { getBalance, ledgerWrites } from '#lib/tokens/ledger';
@@ -15,7 +17,9 @@ import { prepareEvent, queuePrepared } from '#lib/webhooks/outbound/events';
 /**
  * How an agent run ends (lib/agents/agent-tick.ts runs it): a success moves the task on, consumes the
  * tokens and writes the log and changelog entries in one transaction; a failure puts the task back
- * (blocked after MAX_RUN_ATTEMPTS) and emits `agent_error`. Either way the agent's state follows.
+ * (blocked after MAX_RUN_ATTEMPTS) and emits `agent_error`. Either way the agent's state follows, and
+ * the run's activity entry (`task.run_succeeded`, `task.run_failed`, or `task.run_discarded` when the
+ * task changed while the agent worked) and its counts land with the run's transaction.
  */
 
 /** Failed runs of one task before it is set aside as blocked instead of todo. */
@@ -108,7 +112,7 @@ export async function succeed(ctx: RequestContext, run: Finished & { result: Age
         {
           expectStatus: 'in_progress',
           lastRun,
-          alsoWrite: [...debit, line, ...entry],
+          alsoWrite: [...debit, line, ...entry, ...runCounts(orgId, 'succeeded', now)],
           action: 'task.run_succeeded',
           activityMetadata: { tokens, model: result.model },
         },
@@ -118,7 +122,12 @@ export async function succeed(ctx: RequestContext, run: Finished & { result: Age
       if (!isConditionFailed(error, 'status-changed')) throw error;
       // The task was changed (cancelled, reassigned) while the agent worked: the output is not kept,
       // the tokens the run used are still consumed.
-      await transact([...debit, logWrite(orgId, discarded(agent, task, tokens), now)]).catch((failure: Error) => {
+      await transact([
+        ...debit,
+        logWrite(orgId, discarded(agent, task, tokens), now),
+        ...runCounts(orgId, 'succeeded', now),
+        ...activityWrites(orgId, runEntry(agent, task, 'task.run_discarded', { tokens, model: result.model }), now),
+      ]).catch((failure: Error) => {
         if (!isConditionFailed(failure)) throw failure;
       });
     }
@@ -140,6 +149,25 @@ export async function succeed(ctx: RequestContext, run: Finished & { result: Age
     return { outcome: 'succeeded', task_id: task.id, status, tokens };
   }
 }
+
+/**
+ * A run's counts for the dashboards (lib/metrics): the organization's runs by outcome and the day's
+ * runs, in the transaction that records the run.
+ */
+const runCounts = (orgId: string, outcome: 'succeeded' | 'failed', now: Date): TransactItem[] => [
+  orgTotalsWrite(orgId, { [`agent_runs_${outcome}`]: 1 }),
+  orgDayWrite(orgId, now, { agent_runs: 1 }),
+];
+
+/** The activity entry of a run whose task update did not land (the task changed while the agent worked). */
+const runEntry = (agent: AgentItem, task: Task, action: string, metadata: Record<string, unknown>) => ({
+  actor_type: 'agent' as const,
+  actor_id: `agent:${agent.name}`,
+  action,
+  entity_type: 'task',
+  entity_id: String(task.id),
+  metadata,
+});
 
 const discarded = (agent: AgentItem, task: Task, tokens: number) => ({
   agent: agent.name,
@@ -199,7 +227,7 @@ export async function fail(ctx: RequestContext, run: Finished & { error: string 
     now,
   );
   const lastRun = taskRun(run, now, { status: 'failed', error });
-  const extra = [line, ...(event ? [event.write] : [])];
+  const extra = [line, ...(event ? [event.write] : []), ...runCounts(orgId, 'failed', now)];
   try {
     await updateTaskAs(
       ctx,
@@ -216,7 +244,9 @@ export async function fail(ctx: RequestContext, run: Finished & { error: string 
     );
   } catch (failure) {
     if (!isConditionFailed(failure, 'status-changed')) throw failure;
-    await transact(extra);
+    // The task changed meanwhile, so its update (and the entry it carries) did not land.
+    const entry = runEntry(agent, task, 'task.run_failed', { error, task_changed: true });
+    await transact([...extra, ...activityWrites(orgId, entry, now)]);
   }
   if (event) await queuePrepared(ctx, event);
   await recordAgentState(

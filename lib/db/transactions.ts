@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client';
 import { itemIsNew } from '#lib/db/conditions';
+import { type CounterChange, mergeCounterWrites } from '#lib/db/counters';
 import { databaseUnavailable, isThrottledCancellation } from '#lib/db/unavailable';
 import { ConditionFailedError, ConflictError } from '#lib/errors';
 
@@ -12,14 +13,15 @@ type On<T> = T extends object ? Omit<T, 'TableName'> : never;
 
 /**
  * One write of a transaction: DynamoDB's own shape without the table name (the gateway fills it in),
- * plus the `reason` code a refused condition of this write is reported under.
+ * plus the `reason` code a refused condition of this write is reported under, and, for a counter write
+ * (lib/db/counters.ts `counterWrite`), the change it makes, so that two of one item can be merged.
  */
 export type TransactItem = (
   | { Put: On<NonNullable<SdkItem['Put']>> }
   | { Update: On<NonNullable<SdkItem['Update']>> }
   | { Delete: On<NonNullable<SdkItem['Delete']>> }
   | { ConditionCheck: On<NonNullable<SdkItem['ConditionCheck']>> }
-) & { reason?: string };
+) & { reason?: string; counter?: CounterChange };
 
 /** What a refused condition becomes, by the write's reason code (or, for old callers, its index). */
 export type Conflicts = Record<string | number, () => Error>;
@@ -49,7 +51,7 @@ export function releaseUnique(scope: string, value: string): TransactItem {
 /** How often a transaction cancelled by a colliding one (not by a condition) is sent again. */
 const COLLISION_RETRIES = 3;
 
-function withTable({ reason: _reason, ...item }: TransactItem): SdkItem {
+function withTable({ reason: _reason, counter: _counter, ...item }: TransactItem): SdkItem {
   const [operation, input] = Object.entries(item)[0] as [string, object];
   return { [operation]: { ...input, TableName: TABLE } } as SdkItem;
 }
@@ -60,13 +62,15 @@ function withTable({ reason: _reason, ...item }: TransactItem): SdkItem {
  * slug becomes a 409 right here instead of a 500 further up; an unmapped refusal throws
  * `ConditionFailedError` with the reason code. A transaction that collided with another one in flight
  * on the same items (a product's task counts, say) changed nothing, so it is sent again after a short
- * random pause, a few times, before the caller hears 409.
+ * random pause, a few times, before the caller hears 409. Counter writes of one item (lib/db/counters.ts)
+ * are merged into one first, since DynamoDB refuses a transaction that names an item twice.
  *
  * @example
  * await transact([claimUnique(`product-slug#${org}`, slug, id, 'slug-taken'), { Put: { Item } }],
  *   { 'slug-taken': () => new ConflictError('A product with this slug exists') });
  */
-export async function transact(items: TransactItem[], conflicts: Conflicts = {}): Promise<void> {
+export async function transact(given: TransactItem[], conflicts: Conflicts = {}): Promise<void> {
+  const { items, origins } = mergeCounterWrites(given);
   const command = new TransactWriteCommand({ TransactItems: items.map(withTable) });
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -78,7 +82,7 @@ export async function transact(items: TransactItem[], conflicts: Conflicts = {})
       for (const [index, reason] of reasons.entries()) {
         if (reason.Code !== 'ConditionalCheckFailed') continue;
         const code = items[index]?.reason;
-        const toError = (code !== undefined ? conflicts[code] : undefined) ?? conflicts[index];
+        const toError = (code !== undefined ? conflicts[code] : undefined) ?? conflicts[origins[index] ?? index];
         throw toError ? toError() : new ConditionFailedError(code ?? 'changed');
       }
       if (isThrottledCancellation(reasons)) throw databaseUnavailable(error);

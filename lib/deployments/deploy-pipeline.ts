@@ -2,6 +2,7 @@ import type { TransactItem } from '#lib/db/transactions';
 import type { DeploymentItem } from '#lib/deployments/deployment-keys';
 import { type AppError, PaymentRequiredError, ValidationError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
+import { executionStartWrites } from '#lib/pipelines/execution-metrics';
 import { newExecutionTransactions } from '#lib/pipelines/execution-records';
 import { type NewExecution, newExecution } from '#lib/pipelines/executions';
 import type { PipelineItem } from '#lib/pipelines/pipeline-keys';
@@ -114,11 +115,13 @@ async function startPipeline(
     };
   }
   const { execution } = created;
-  const groups = newExecutionTransactions(execution, created.stages, reserved);
+  const actor = { actor_type: 'system' as const, actor_id: `deployment:${push.deploymentId}` };
+  const started = executionStartWrites(orgId, execution, actor, ctx.ports.clock.now());
+  const groups = newExecutionTransactions(execution, created.stages, reserved + started.length);
   return {
     deployment: { pipeline_status: 'running', pipeline_id: pipeline.id, pipeline_execution_id: execution.id },
     before: groups.slice(0, -1),
-    writes: groups.at(-1) ?? [],
+    writes: [...(groups.at(-1) ?? []), ...started],
     action: {
       type: 'deploy_pipeline.started',
       id: String(execution.id),

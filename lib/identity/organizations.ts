@@ -6,6 +6,7 @@ import { type TableKey, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { claimUnique, releaseUnique, type TransactItem, uniqueKey } from '#lib/db/transactions';
 import { type MembershipItem, membershipItem, membershipKeys } from '#lib/identity/memberships';
+import { instanceTotalsWrite } from '#lib/metrics/metric-records';
 import { ledgerWrites } from '#lib/tokens/ledger';
 
 const SLUG_SCOPE = 'org-slug';
@@ -49,6 +50,8 @@ export interface OrganizationItem {
   created_at: string;
   updated_at: string;
   deleted_at?: string;
+  /** Counted in the instance's `organizations` total (lib/metrics) since its creation. */
+  counted?: boolean;
 }
 
 /** The organization record of the API. */
@@ -150,6 +153,7 @@ export function newOrganizationWrites(input: {
     personal: input.personal ?? true,
     created_at: input.now,
     updated_at: input.now,
+    counted: true,
   };
   const owner = membershipItem({ orgId: input.orgId, userId: input.ownerId, role: 'owner', now: input.now });
   return {
@@ -158,6 +162,7 @@ export function newOrganizationWrites(input: {
       claimUnique(SLUG_SCOPE, input.slug, input.orgId, 'slug-taken'),
       { Put: { Item: item, ConditionExpression: itemIsNew }, reason: 'organization-exists' },
       { Put: { Item: owner } },
+      instanceTotalsWrite({ organizations: 1 }),
       // Every new organization starts with the signup bonus, created with it or not at all.
       ...ledgerWrites({
         orgId: input.orgId,
@@ -214,6 +219,7 @@ export const organizationDeletionWrites = (org: OrganizationItem, now: string): 
     reason: 'organization-missing',
   },
   releaseUnique(SLUG_SCOPE, org.slug),
+  ...(org.counted ? [instanceTotalsWrite({ organizations: -1 })] : []),
 ];
 
 /**

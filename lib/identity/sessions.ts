@@ -1,3 +1,4 @@
+import { recordActivity } from '#lib/activity/activity-log';
 import { randomBase62, randomToken } from '#lib/crypto/secrets';
 import { isConditionFailed, UnauthorizedError, ValidationError } from '#lib/errors';
 import { requireUser } from '#lib/identity/access';
@@ -67,6 +68,19 @@ export async function login(
   await Promise.all([
     pairSeen ? forgetLoginFailures(input.email, input.sourceIp) : undefined,
     needsRehash(user.password_hash) ? upgradeHash(user, input.password) : undefined,
+    // In the organization the session starts in; never the password, the tokens or the email address.
+    recordActivity(
+      user.personal_org_id,
+      {
+        actor_type: 'user',
+        actor_id: `user:${user.id}`,
+        action: 'user.login',
+        entity_type: 'user',
+        entity_id: String(user.id),
+        metadata: { source_ip: input.sourceIp },
+      },
+      now,
+    ),
   ]);
   return startSession(ctx, user, user.personal_org_id, randomBase62(16), secret);
 }

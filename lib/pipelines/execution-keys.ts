@@ -67,6 +67,8 @@ export interface ExecutionItem extends TableKey {
   /** How often the execution was rerun from its failure (lib/pipelines/execution-rerun.ts); absent before. */
   reruns?: number;
   rerun_at?: string | null;
+  /** Counted in the organization's executions by status (lib/pipelines/execution-metrics.ts) since its start. */
+  counted?: boolean;
   /** Present while running (the running index). */
   gsi1pk?: string;
   gsi1sk?: string;

@@ -1,7 +1,7 @@
 import { activityActor } from '#lib/activity/activity-log';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
-import { ConflictError, NotFoundError, PaymentRequiredError, ValidationError } from '#lib/errors';
+import { ConflictError, isConditionFailed, NotFoundError, PaymentRequiredError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
@@ -15,6 +15,7 @@ import {
   type StageMessage,
   toExecution,
 } from '#lib/pipelines/execution-keys';
+import { executionEndWrites, executionStartWrites } from '#lib/pipelines/execution-metrics';
 import {
   executionPage,
   executionUpdate,
@@ -23,7 +24,6 @@ import {
   newExecutionTransactions,
   nextExecutionId,
   stageItems,
-  tryUpdate,
 } from '#lib/pipelines/execution-records';
 import type { PipelineItem, Stage } from '#lib/pipelines/pipeline-keys';
 import { pipelineNotFound } from '#lib/pipelines/pipeline-queries';
@@ -53,7 +53,8 @@ export async function sendStage(ctx: RequestContext, message: StageMessage, dela
  *
  * The stages are written before the execution (lib/pipelines/execution-records.ts), the root stages
  * already `queued`: only this request sends their messages, so each is enqueued once without a
- * further conditional update.
+ * further conditional update. The execution item lands with its activity entry and counters
+ * (lib/pipelines/execution-metrics.ts).
  */
 export async function executePipeline(
   ctx: RequestContext,
@@ -68,9 +69,12 @@ export async function executePipeline(
     getBalance(orgId),
   ]);
   if (!pipeline) throw pipelineNotFound();
-  const createdBy = activityActor(principal).actor_id;
-  const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy, balance: available });
-  for (const group of newExecutionTransactions(created.execution, created.stages)) await transact(group);
+  const actor = activityActor(principal);
+  const created = await newExecution(ctx, { orgId, pipeline, inputs, createdBy: actor.actor_id, balance: available });
+  const started = executionStartWrites(orgId, created.execution, actor, ctx.ports.clock.now());
+  const groups = newExecutionTransactions(created.execution, created.stages, started.length);
+  groups.at(-1)?.push(...started);
+  for (const group of groups) await transact(group);
   await sendQueuedStages(ctx, orgId, created);
   return toExecution(created.execution, created.stages);
 }
@@ -137,6 +141,7 @@ export async function newExecution(
     started_at: at,
     finished_at: null,
     created_by: input.createdBy,
+    counted: true,
     gsi1pk: executionKeys.runningPk,
     gsi1sk: executionKeys.runningSort(at, orgId, pipeline.id, id),
   };
@@ -243,13 +248,21 @@ export async function cancelExecution(ctx: RequestContext, pipelineId: number, i
   return await getExecution(ctx, pipelineId, id);
 }
 
+/** Cancels the execution with its activity entry and counters; false when it had ended meanwhile. */
 async function cancelItem(ctx: RequestContext, orgId: string, item: ExecutionItem): Promise<boolean> {
-  const at = ctx.ports.clock.now().toISOString();
-  const cancelled = await tryUpdate(
-    executionUpdate(orgId, item, ['queued', 'running'], { status: 'cancelled', finished_at: at }),
-  );
-  if (cancelled) await moveStages(orgId, await stageItems(orgId, item.id), ['pending', 'queued'], 'cancelled', at);
-  return cancelled;
+  const now = ctx.ports.clock.now();
+  const at = now.toISOString();
+  try {
+    await transact([
+      executionUpdate(orgId, item, ['queued', 'running'], { status: 'cancelled', finished_at: at }),
+      ...executionEndWrites(orgId, item, 'cancelled', now, activityActor(requirePrincipal(ctx))),
+    ]);
+  } catch (error) {
+    if (isConditionFailed(error, 'execution-ended')) return false;
+    throw error;
+  }
+  await moveStages(orgId, await stageItems(orgId, item.id), ['pending', 'queued'], 'cancelled', at);
+  return true;
 }
 
 /** Cancels every queued or running execution of a pipeline (its delete does this first); how many. */

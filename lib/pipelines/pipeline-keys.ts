@@ -72,6 +72,8 @@ export interface PipelineItem extends TableKey {
   created_at: string;
   updated_at: string;
   created_by: string;
+  /** Counted in the organization's `pipelines` total (lib/metrics) since its creation. */
+  counted?: boolean;
 }
 
 export interface PipelineNameItem extends TableKey {

@@ -1,9 +1,10 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { orgTotalsWrite } from '#lib/metrics/metric-records';
 import { cancelActiveExecutions } from '#lib/pipelines/executions';
 import { type Pipeline, type PipelineItem, pipelineKeys, toPipeline } from '#lib/pipelines/pipeline-keys';
 import { pipelineNotFound, pipelineTemplateNotFound } from '#lib/pipelines/pipeline-queries';
@@ -99,11 +100,13 @@ async function insertPipeline(
     created_at: at,
     updated_at: at,
     created_by: actor.actor_id,
+    counted: true,
   };
   await transact(
     [
       ...newPipelineWrites(orgId, item),
-      activityWrite(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
+      orgTotalsWrite(orgId, { pipelines: 1 }),
+      ...activityWrites(orgId, activity(principal, 'pipeline.created', id, { name: item.name, ...metadata }), now),
       ...pipelinePostings(orgId, id, undefined, item),
     ],
     { 'name-taken': pipelineNameTaken },
@@ -140,7 +143,7 @@ export async function updatePipeline(ctx: RequestContext, id: number, changes: P
       await transact(
         [
           ...pipelineReplaceWrites(orgId, read, next),
-          activityWrite(orgId, activity(principal, 'pipeline.updated', id, { changed }), now),
+          ...activityWrites(orgId, activity(principal, 'pipeline.updated', id, { changed }), now),
           ...pipelinePostings(orgId, id, read, next),
         ],
         { 'name-taken': pipelineNameTaken },
@@ -170,7 +173,8 @@ export async function deletePipeline(ctx: RequestContext, id: number): Promise<P
     try {
       await transact([
         ...pipelineDeleteWrites(orgId, read),
-        activityWrite(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
+        ...(read.counted ? [orgTotalsWrite(orgId, { pipelines: -1 })] : []),
+        ...activityWrites(orgId, activity(principal, 'pipeline.deleted', id, { name: read.name }), now),
         ...pipelinePostings(orgId, id, read),
       ]);
       return toPipeline(read);

@@ -10,6 +10,7 @@ import {
   type StageMessage,
   toExecution,
 } from '#lib/pipelines/execution-keys';
+import { executionEndWrites } from '#lib/pipelines/execution-metrics';
 import {
   executionUpdate,
   getExecutionItem,
@@ -301,6 +302,7 @@ async function endExecution(
       executionUpdate(orgId, execution, ['running'], { status: to, finished_at: ended.finished_at }),
       ...(ending ? [ending.write] : []),
       ...(event ? [event.write] : []),
+      ...executionEndWrites(orgId, ended, to, now),
     ]);
   } catch (error) {
     if (!isConditionFailed(error, 'execution-ended')) throw error;

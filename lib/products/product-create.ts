@@ -1,10 +1,11 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { orgTotalsWrite } from '#lib/metrics/metric-records';
 import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
 import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
@@ -100,7 +101,8 @@ async function writeNewProduct(
   };
   await transact([
     ...newProductWrites(orgId, item),
-    activityWrite(
+    orgTotalsWrite(orgId, { products: 1 }),
+    ...activityWrites(
       orgId,
       {
         ...activityActor(principal),

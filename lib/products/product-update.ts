@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -139,7 +139,7 @@ async function applyChanges(
       ...(textRead ? { textRead } : {}),
     }),
     ...postings,
-    activityWrite(
+    ...activityWrites(
       orgId,
       {
         ...activityActor(principal),

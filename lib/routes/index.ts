@@ -1,4 +1,5 @@
 import type { RouteDef } from '#lib/http/route';
+import * as activityLog from '#lib/routes/activity-log';
 import * as agentPipelines from '#lib/routes/agent-pipelines';
 import * as agentRuns from '#lib/routes/agent-runs';
 import * as agentTemplates from '#lib/routes/agent-templates';
@@ -8,6 +9,7 @@ import * as auth from '#lib/routes/auth';
 import * as billing from '#lib/routes/billing';
 import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
+import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
@@ -52,6 +54,8 @@ export const allRoutes: RouteDef[] = [
   products,
   agentRuns,
   changelog,
+  activityLog,
+  dashboard,
   agents,
   agentTemplates,
   agentPipelines,

@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { type TransactItem, transact } from '#lib/db/transactions';
@@ -11,13 +11,14 @@ import { addPostings, removePostings, taskWords } from '#lib/tasks/search-index'
 import { duplicateError, resolveProduct, type TaskChanges, titleGuard, writeConflicts } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
 import { type Task, type TaskFields, type TaskItem, taskIndexes, taskKeys, toTask } from '#lib/tasks/task-keys';
+import { queuedAtAfter, taskMetricWrites } from '#lib/tasks/task-metrics';
 import { newTaskPut, taskCountChange, titleClaim } from '#lib/tasks/task-records';
 import { type TaskPriority, toTaskStatus } from '#lib/tasks/task-status';
 
 /**
  * Creating a task, for both APIs: one transaction writes the task, its open-title guard, its product's
- * count, its dependency links, the organization's task count, an activity entry and, for a task
- * created done, its completion. Search postings are written before it (lib/tasks/search-index.ts).
+ * count, its dependency links, the organization's task count and counters, an activity entry and, for
+ * a task created done, its completion. Search postings are written before it (lib/tasks/search-index.ts).
  */
 
 const DEFAULT_PRIORITY: TaskPriority = 'P2';
@@ -55,6 +56,8 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
     id,
     version: 1,
     completed_at: fields.status === 'done' ? at : null,
+    queued_at: queuedAtAfter(undefined, fields.status, at),
+    counted: true,
     created_at: at,
     updated_at: at,
     created_by: activityActor(principal).actor_id,
@@ -74,8 +77,9 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
     );
   }
   writes.push(...dependencyChecks, ...dependentLinks(orgId, id, [], dependsOn), taskCountChange(orgId, 1));
+  writes.push(...taskMetricWrites(orgId, undefined, item, now));
   writes.push(
-    activityWrite(
+    ...activityWrites(
       orgId,
       { ...activityActor(principal), action: 'task.created', entity_type: 'task', entity_id: String(id) },
       now,

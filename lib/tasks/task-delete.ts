@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
@@ -9,13 +9,14 @@ import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
 import { removePostings, taskWords } from '#lib/tasks/search-index';
 import { titleGuard, WRITE_ATTEMPTS } from '#lib/tasks/task-changes';
 import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
+import { taskMetricWrites } from '#lib/tasks/task-metrics';
 import { dependsOnReplace, getTaskItem, taskCountChange, taskDelete, titleRelease } from '#lib/tasks/task-records';
 
 /**
  * DELETE /tasks/{id}: the task goes for good. First the tasks that depend on it drop it from their
  * `depends_on` (each in its own small transaction, so any number of them can), then one transaction
- * removes the task, its title guard, its count in its product and its own links; its search postings
- * go last (a posting left behind finds nothing).
+ * removes the task, its title guard, its count in its product and in the counters, and its own links;
+ * its search postings go last (a posting left behind finds nothing).
  */
 export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id: number }> {
   const principal = requireOrgRole(ctx, 'admin');
@@ -36,8 +37,9 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
       writes.push(taskCountsChange({ orgId, slug: item.product_slug, from: item.status }) as TransactItem);
     }
     writes.push(...dependentLinks(orgId, id, [...(item.depends_on ?? [])], []), taskCountChange(orgId, -1));
+    writes.push(...taskMetricWrites(orgId, item, undefined, now));
     writes.push(
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...activityActor(principal),

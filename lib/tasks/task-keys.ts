@@ -14,6 +14,8 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | reverse `depends_on`, for `blocking.blocks` |
  * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
+ * | queued task | `T#<org>#QUEUE#<assignee>` | `TASK#<queued_at>#<id>` | a todo task, oldest first (task-metrics.ts) |
+ * | queue count | `T#<org>#QUEUE#<assignee>` | `COUNT#<shard>` | `count`, `since_sum` (epoch seconds): the wait times |
  *
  * An open title is held while its task is open (not done or cancelled).
  * Within a status, both index sort keys run by priority and then id, so `next` is the first item of a
@@ -37,6 +39,10 @@ export const taskKeys = {
     sk: `TASKBLOCKS#${pad(id)}#${pad(dependentId)}`,
   }),
   dependentsPrefix: (id: number): string => `TASKBLOCKS#${pad(id)}#`,
+  /** The todo tasks of one assignee (`-` for none), in a partition of their own: the queue health dashboard. */
+  queuePk: (orgId: string, assigneeKey: string): string => `${tenantPk(orgId)}#QUEUE#${assigneeKey}`,
+  queued: (queuedAt: string, id: number): string => `TASK#${queuedAt}#${pad(id)}`,
+  queueCount: (shard: number): string => `COUNT#${shard}`,
   openTitle: (orgId: string, productId: number | null, titleKey: string): TableKey => ({
     pk: tenantPk(orgId),
     sk: `TASKTITLE#${productId ?? 0}#${createHash('sha256').update(titleKey).digest('hex')}`,
@@ -96,6 +102,13 @@ export interface TaskItem extends TaskFields {
   version: number;
   completed_at: string | null;
   last_run?: TaskRun | null;
+  /** While todo: since when (kept through reassignment), for the queue's wait times. */
+  queued_at?: string | null;
+  /**
+   * The task is in the organization's counters (lib/tasks/task-metrics.ts). A task written before the
+   * counters existed is not, until its next write counts it.
+   */
+  counted?: boolean;
   created_at: string;
   updated_at: string;
   created_by: string;
@@ -114,7 +127,18 @@ export function taskIndexes(orgId: string, id: number, fields: TaskFields) {
 /** A task as both APIs show it: the item without keys, version and author, its product named by slug. */
 export type Task = Omit<
   TaskItem,
-  'pk' | 'sk' | 'gsi1pk' | 'gsi1sk' | 'gsi2pk' | 'gsi2sk' | 'version' | 'created_by' | 'product_slug' | 'last_run'
+  | 'pk'
+  | 'sk'
+  | 'gsi1pk'
+  | 'gsi1sk'
+  | 'gsi2pk'
+  | 'gsi2sk'
+  | 'version'
+  | 'created_by'
+  | 'product_slug'
+  | 'last_run'
+  | 'queued_at'
+  | 'counted'
 > & { product: string | null; last_run: TaskRun | null };
 
 export const toTask = (item: TaskItem): Task => ({

@@ -1,4 +1,4 @@
-import { type ActivityEntry, activityActor, activityWrite } from '#lib/activity/activity-log';
+import { type ActivityEntry, activityActor, activityWrites } from '#lib/activity/activity-log';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConditionFailedError, ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -18,6 +18,7 @@ import {
 } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
 import { type Task, type TaskFields, type TaskItem, type TaskRun, taskIndexes, toTask } from '#lib/tasks/task-keys';
+import { queuedAtAfter, taskMetricWrites } from '#lib/tasks/task-metrics';
 import { getTaskItem, taskReplace, titleClaim, titleRelease } from '#lib/tasks/task-records';
 import { canMove, type TaskStatus, toTaskStatus } from '#lib/tasks/task-status';
 
@@ -144,6 +145,8 @@ async function updateOnce(
     version: before.version + 1,
     completed_at: completes ? at : (before.completed_at ?? null),
     last_run: options.lastRun ?? before.last_run ?? null,
+    queued_at: queuedAtAfter(before, status, at),
+    counted: true,
     updated_at: at,
   };
 
@@ -156,8 +159,9 @@ async function updateOnce(
   }
   writes.push(...productCountChanges(orgId, before, fields, product));
   writes.push(...dependencyChecks, ...dependentLinks(orgId, id, dependsOnBefore, dependsOn));
+  writes.push(...taskMetricWrites(orgId, before, after, now));
   writes.push(
-    activityWrite(
+    ...activityWrites(
       orgId,
       {
         ...actor.activity,

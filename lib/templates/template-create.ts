@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError } from '#lib/errors';
@@ -79,7 +79,7 @@ export async function createTemplate(ctx: RequestContext, input: NewTemplate): P
   await transact(
     [
       ...newTemplateWrites(orgId, item),
-      activityWrite(
+      ...activityWrites(
         orgId,
         {
           ...actor,

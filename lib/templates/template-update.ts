@@ -1,4 +1,4 @@
-import { activityActor, activityWrite } from '#lib/activity/activity-log';
+import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, ForbiddenError, isConditionFailed } from '#lib/errors';
@@ -99,7 +99,7 @@ export async function updateTemplate(ctx: RequestContext, id: number, changes: T
     try {
       await transact([
         templateUpdate({ orgId, id, changed, at, textRead: postings.length > 0 ? textOf(item) : undefined }),
-        activityWrite(
+        ...activityWrites(
           orgId,
           {
             ...activityActor(principal),
@@ -139,7 +139,7 @@ export async function archiveTemplate(ctx: RequestContext, id: number): Promise<
     try {
       await transact([
         templateArchive({ orgId, id, at, textRead: textOf(item) }),
-        activityWrite(
+        ...activityWrites(
           orgId,
           {
             ...activityActor(principal),

@@ -7,6 +7,7 @@ import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, PaymentRequiredError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
+import { orgDayWrite, orgTotalsWrite } from '#lib/metrics/metric-records';
 import {
   type BalanceItem,
   balanceCovers,
@@ -57,7 +58,8 @@ export interface LedgerChange {
  * The TransactWriteItems of one ledger change, for callers to put in their own transaction: the balance
  * update (`ADD balance :amount`, guarded so it never goes negative; refused with reason
  * `balance-moved`), the entry, and (only with a reference id) the idempotency guard (refused with
- * reason `reference-used`).
+ * reason `reference-used`); a `consume` also adds its tokens to the organization's `tokens_used`
+ * counters, of all time and of the day (lib/metrics), which the dashboards read.
  */
 export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; entry: LedgerEntry } {
   const at = change.now.toISOString();
@@ -107,6 +109,13 @@ export function ledgerWrites(change: LedgerChange): { writes: TransactItem[]; en
       entry_sk: sk,
     };
     writes.push({ Put: { Item: guard, ConditionExpression: itemIsNew }, reason: 'reference-used' });
+  }
+  if (change.type === 'consume' && change.amount < 0) {
+    const used = -change.amount;
+    writes.push(
+      orgTotalsWrite(change.orgId, { tokens_used: used }),
+      orgDayWrite(change.orgId, change.now, { tokens_used: used }),
+    );
   }
   return { writes, entry: toEntry(entryItem) };
 }

@@ -1,9 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { agentTemplatesHandler } from '#functions/http/agent-templates';
-import { tenantPk } from '#lib/db/keys';
-import { table } from '#lib/db/table';
 import { fixedClock } from '#lib/kernel/clock';
+import { activityOf } from '#tests/support/activity';
 import { seedAgent } from '#tests/support/agents';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 
@@ -286,10 +285,7 @@ describe('a pipeline', () => {
     expect(deleted.body).toEqual({ data: expect.objectContaining({ id: pipeline.id }), meta: { deleted: true } });
     expect(after.status).toBe(404);
     expect(sameName.status).toBe(201);
-    const { Items = [] } = await table.query({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': tenantPk(user.orgId), ':prefix': 'ACTIVITY#' },
-    });
+    const Items = await activityOf(user.orgId);
     const actions = Items.filter((item) => item.entity_id === String(pipeline.id)).map((item) => item.action);
     expect(actions.sort()).toEqual(['pipeline.created', 'pipeline.deleted', 'pipeline.updated']);
   });

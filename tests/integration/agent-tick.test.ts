@@ -14,6 +14,7 @@ import { AgentRunError } from '#lib/errors';
 import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
 import { readLogLines } from '#lib/logs/log-records';
+import { activityOf } from '#tests/support/activity';
 import { seedAgent } from '#tests/support/agents';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import { testQueue } from '#tests/support/queues';
@@ -137,7 +138,7 @@ describe('the agent tick', () => {
     ]);
     const { lines: logs } = await readLogLines(owner.orgId, {}, 200, new Date());
     expect(logs.map((line) => line.message)).toContain(`Finished task #${high.id} (review), 150 tokens`);
-    const activity = await itemsOf(owner.orgId, 'ACTIVITY#');
+    const activity = await activityOf(owner.orgId);
     expect(activity.filter((entry) => entry.actor_id === 'agent:builder').map((entry) => entry.action)).toEqual([
       'task.claimed',
       'task.run_succeeded',
@@ -241,6 +242,39 @@ describe('the agent tick', () => {
     // Assess
     expect(second).toEqual({ outcome: 'skipped', reason: 'busy' });
     expect(await first).toMatchObject({ outcome: 'succeeded' });
+  });
+
+  it('records a run whose task was cancelled meanwhile as discarded: tokens consumed, no output kept', async () => {
+    // Prepare
+    const owner = await newUser('tickdiscard');
+    const agent = await seedAgent(owner.orgId, { name: 'late' });
+    const task = await createTask(owner, { title: 'Soon cancelled', assignee: 'late' });
+    const runner = heldRunner();
+    const tick = agentTickHandler({ runner, queue: testQueue });
+    const before = await balanceOf(owner);
+
+    // Act
+    const running = tick({ org_id: owner.orgId, agent_id: agent.id });
+    await runner.started;
+    const cancelled = await call(tasks, 'PATCH', `/tasks/${task.id}`, as(owner, { status: 'cancelled' }));
+    runner.release();
+    const outcome = await running;
+
+    // Assess
+    expect(cancelled.status).toBe(200);
+    expect(outcome).toMatchObject({ outcome: 'succeeded', task_id: task.id });
+    expect((await getTask(owner, task.id)).status).toBe('cancelled');
+    expect(await balanceOf(owner)).toBe(before - 2);
+    const activity = await activityOf(owner.orgId);
+    expect(activity.filter((entry) => entry.actor_id === 'agent:late').map((entry) => entry.action)).toEqual([
+      'task.claimed',
+      'task.run_discarded',
+    ]);
+    expect(activity.find((entry) => entry.action === 'task.run_discarded')).toMatchObject({
+      entity_type: 'task',
+      entity_id: String(task.id),
+      metadata: { tokens: 2, model: 'm' },
+    });
   });
 
   it('puts back the task of a tick that stopped mid-run once its lease expired, and runs it again', async () => {

@@ -6,6 +6,7 @@ import { table } from '#lib/db/table';
 import { fixedClock } from '#lib/kernel/clock';
 import type { Clock } from '#lib/kernel/ports';
 import { readLogLines } from '#lib/logs/log-records';
+import { activityOf } from '#tests/support/activity';
 import { type CallOptions, type CallResult, call, newUser, type TestUser } from '#tests/support/identity';
 import { type RecordingScheduler, recordingScheduler } from '#tests/support/scheduler';
 
@@ -68,7 +69,7 @@ async function itemsOf(orgId: string, prefix: string): Promise<Record<string, un
   return result.Items ?? [];
 }
 
-const actionsOf = async (orgId: string) => (await itemsOf(orgId, 'ACTIVITY#')).map((entry) => entry.action);
+const actionsOf = async (orgId: string) => (await activityOf(orgId)).map((entry) => entry.action);
 /** The organization's log lines (their own partition), oldest first. */
 const logMessagesOf = async (orgId: string) =>
   (await readLogLines(orgId, {}, 200, new Date())).lines.map((line) => line.message).reverse();
@@ -490,7 +491,7 @@ describe('POST /agents/{name}/stop, start and restart', () => {
       { op: 'setEnabled', name: schedule, enabled: true },
     ]);
     expect(api.scheduler.schedules.get(schedule)?.enabled).toBe(true);
-    const activity = await itemsOf(owner.orgId, 'ACTIVITY#');
+    const activity = await activityOf(owner.orgId);
     expect(activity.filter((entry) => entry.entity_type === 'agent').map((entry) => entry.action)).toEqual([
       'agent.created',
       'agent.stopped',

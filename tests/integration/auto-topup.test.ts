@@ -1,26 +1,12 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { handler as billing } from '#functions/http/billing';
 import { handler as tokens } from '#functions/http/tokens';
-import { db, TABLE } from '#lib/db/client';
-import { tenantPk } from '#lib/db/keys';
+import { activityOf } from '#tests/support/activity';
 import { call, newUser } from '#tests/support/identity';
 
 async function topUpsStarted(orgId: string): Promise<number> {
-  const log = await db.send(
-    new QueryCommand({
-      TableName: TABLE,
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :activity)',
-      FilterExpression: '#action = :started',
-      ExpressionAttributeNames: { '#action': 'action' },
-      ExpressionAttributeValues: {
-        ':pk': tenantPk(orgId),
-        ':activity': 'ACTIVITY#',
-        ':started': 'billing.auto_topup_started',
-      },
-    }),
-  );
-  return log.Items?.length ?? 0;
+  const log = await activityOf(orgId);
+  return log.filter((entry) => entry.action === 'billing.auto_topup_started').length;
 }
 
 describe('auto top-up', () => {

@@ -1,10 +1,10 @@
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { handler as credentials } from '#functions/http/credentials';
 import { credentialKeys } from '#lib/credentials/credential-keys';
 import { db, TABLE } from '#lib/db/client';
-import { tenantPk } from '#lib/db/keys';
 import { logger } from '#lib/logger';
+import { activityOf } from '#tests/support/activity';
 import { call, joinOrganization, newUser } from '#tests/support/identity';
 import { captureLogs } from '#tests/support/logs';
 
@@ -67,14 +67,8 @@ describe('the credential store over its endpoints', () => {
 
     await call(credentials, 'GET', '/credentials/k1', { token: owner.token });
 
-    const log = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :activity)',
-        ExpressionAttributeValues: { ':pk': tenantPk(owner.orgId), ':activity': 'ACTIVITY#' },
-      }),
-    );
-    expect(log.Items).toEqual([
+    const log = (await activityOf(owner.orgId)).filter((entry) => entry.entity_type === 'credential');
+    expect(log).toEqual([
       expect.objectContaining({
         action: 'credential.read',
         actor_type: 'user',
@@ -83,7 +77,7 @@ describe('the credential store over its endpoints', () => {
         entity_id: 'k1',
       }),
     ]);
-    expect(JSON.stringify(log.Items)).not.toContain('v-hidden');
+    expect(JSON.stringify(await activityOf(owner.orgId))).not.toContain('v-hidden');
   });
 
   it('answers 500 CREDENTIAL_DECRYPTION_FAILED when the stored ciphertext was tampered with', async () => {

@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, TABLE } from '#lib/db/client';
-import { counterKey, nextId } from '#lib/db/counters';
+import { counterKey, counterWrite, nextId } from '#lib/db/counters';
 import { pad, tenantPk } from '#lib/db/keys';
 import { queryPage } from '#lib/db/paging';
 import { claimUnique, releaseUnique, transact, uniqueKey } from '#lib/db/transactions';
@@ -20,6 +20,26 @@ describe('nextId', () => {
     expect(await nextId(counterKey('widgets', tenantPk('org-a')))).toBe(1);
     expect(await nextId(counterKey('widgets', tenantPk('org-b')))).toBe(1);
     expect(await nextId(counterKey('widgets', tenantPk('org-a')))).toBe(2);
+  });
+});
+
+describe('transact with counter writes', () => {
+  it('lands two counter writes of one item in one transaction as their sum', async () => {
+    // Prepare
+    const key = { pk: 'T#org-merge#METRICS', sk: 'TOTALS#0' };
+    const record = { pk: 'T#org-merge', sk: 'RECORD#1' };
+
+    // Act
+    await transact([
+      counterWrite({ key, add: { tasks_todo: 1, tokens_used: 5 } }),
+      { Put: { Item: record } },
+      counterWrite({ key, add: { tasks_todo: 1 }, set: { day: '2025-01-01' } }),
+    ]);
+    await Promise.all(Array.from({ length: 10 }, () => transact([counterWrite({ key, add: { tasks_todo: -1 } })])));
+
+    // Assess
+    const { Item } = await db.send(new GetCommand({ TableName: TABLE, Key: key, ConsistentRead: true }));
+    expect(Item).toEqual({ ...key, tasks_todo: -8, tokens_used: 5, day: '2025-01-01' });
   });
 });
 

@@ -4,6 +4,7 @@ import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
 import { taskCountsChange } from '#lib/products/product-records';
+import { activityOf } from '#tests/support/activity';
 import { type CallOptions, call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
 
 beforeAll(async () => {
@@ -246,7 +247,7 @@ describe('POST /products', () => {
     const created = await createProduct(owner, { name: 'Logged' });
 
     // Assess
-    const entries = await itemsOf(owner.orgId, 'ACTIVITY#');
+    const entries = await activityOf(owner.orgId);
     expect(entries.filter((entry) => entry.entity_type === 'product')).toEqual([
       expect.objectContaining({
         actor_type: 'user',
@@ -710,7 +711,7 @@ describe('PATCH /products/{slug}', () => {
     expect(unchanged.status).toBe(200);
     expect(unchanged.body.data.updated_at).toBe(changed.body.data.updated_at);
     // Entries sort by time; two within one millisecond sort by their random nonce, so order by action.
-    const entries = (await itemsOf(owner.orgId, 'ACTIVITY#'))
+    const entries = (await activityOf(owner.orgId))
       .filter((entry) => entry.entity_type === 'product')
       .sort((a, b) => String(a.action).localeCompare(String(b.action)));
     expect(entries.map((entry) => [entry.action, entry.metadata])).toEqual([
