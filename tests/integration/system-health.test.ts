@@ -4,11 +4,12 @@ import { systemHandler } from '#functions/http/system';
 import type { AgentItem } from '#lib/agents/agent-keys';
 import { table } from '#lib/db/table';
 import { fixedClock } from '#lib/kernel/clock';
-import { type ExecutionItem, executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
+import { executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
 import { STAGE_TIMEOUT_DEFAULT } from '#lib/pipelines/pipeline-keys';
 import { taskKeys } from '#lib/tasks/task-keys';
 import { seedAgent } from '#tests/support/agents';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import { seedRunningExecution } from '#tests/support/pipelines';
 import { createTask, moveTask } from '#tests/support/tasks';
 
 /**
@@ -49,26 +50,9 @@ const scheduledAgent = (orgId: string, name: string, heartbeatAgoSec: number, fi
     ...fields,
   });
 
-/** A running execution of pipeline `pipelineId` with one stage as `stage` says, written as the engine writes them. */
+/** A running execution (of pipeline 1) with one stage as `stage` says, written as the engine writes them. */
 async function seedExecution(orgId: string, id: number, stage: Partial<StageItem> & { name: string }) {
-  const startedAt = ago(3600);
-  const execution: ExecutionItem = {
-    ...executionKeys.byId(orgId, 1, id),
-    id,
-    pipeline_id: 1,
-    pipeline_name: 'release',
-    version: 1,
-    status: 'running',
-    inputs: {},
-    stages_total: 1,
-    stages_succeeded: 0,
-    tokens_used: 0,
-    started_at: startedAt,
-    finished_at: null,
-    created_by: 'test',
-    gsi1pk: executionKeys.runningPk,
-    gsi1sk: executionKeys.runningSort(startedAt, orgId, 1, id),
-  };
+  await seedRunningExecution(orgId, id, ago(3600));
   const item: StageItem = {
     ...executionKeys.stage(orgId, id, stage.name),
     execution_id: id,
@@ -88,7 +72,6 @@ async function seedExecution(orgId: string, id: number, stage: Partial<StageItem
     finished_at: null,
     ...stage,
   };
-  await table.put({ Item: execution });
   await table.put({ Item: item });
 }
 

@@ -9,7 +9,7 @@ import { AgentRunError } from '#lib/errors';
 import type { GroupHandler } from '#lib/http/group-handler';
 import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
-import { executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
+import { type ExecutionItem, executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
 import type { StagePolicy } from '#lib/pipelines/stage-run';
 import { call, type TestUser } from '#tests/support/identity';
 
@@ -237,6 +237,31 @@ export async function setStageStatus(orgId: string, executionId: number, name: s
     ExpressionAttributeValues: { ':status': status },
     reason: 'test',
   });
+}
+
+/**
+ * Writes a running execution of a one-stage pipeline 1 ("release") directly, as the engine writes it,
+ * with its entry in the running index; its stages are the test's to write.
+ */
+export async function seedRunningExecution(orgId: string, id: number, startedAt: string): Promise<void> {
+  const item: ExecutionItem = {
+    ...executionKeys.byId(orgId, 1, id),
+    id,
+    pipeline_id: 1,
+    pipeline_name: 'release',
+    version: 1,
+    status: 'running',
+    inputs: {},
+    stages_total: 1,
+    stages_succeeded: 0,
+    tokens_used: 0,
+    started_at: startedAt,
+    finished_at: null,
+    created_by: 'test',
+    gsi1pk: executionKeys.runningPk,
+    gsi1sk: executionKeys.runningSort(startedAt, orgId, 1, id),
+  };
+  await table.put({ Item: item });
 }
 
 /** Polls `condition` until it holds (at most 5 s). */
