@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/ports';
+import { api, signUp, until } from '#tests/support/http-api';
 import { launch, newDataDir, stopInstances, waitForOutput } from '#tests/support/instances';
 
 /**
@@ -10,30 +11,6 @@ import { launch, newDataDir, stopInstances, waitForOutput } from '#tests/support
 
 afterAll(stopInstances);
 
-async function api(base: string, method: string, path: string, token?: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
-  const json: any = await response.json();
-  return { status: response.status, body: json };
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not reached; last value ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe('an agent under npm start', () => {
   it('does its task within a tick, and ticks again after the service restarts', async () => {
     // Prepare
@@ -42,14 +19,7 @@ describe('an agent under npm start', () => {
     const first = launch(port, dataDir);
     await waitForOutput(first, 'is running');
     const base = `http://127.0.0.1:${port}/api`;
-    const credentials = { email: 'ada@example.com', password: 'a long password' };
-    await api(base, 'POST', '/auth/register', undefined, {
-      username: 'ada',
-      ...credentials,
-      terms_accepted: true,
-      privacy_accepted: true,
-    });
-    const token: string = (await api(base, 'POST', '/auth/login', undefined, credentials)).body.data.token;
+    const token = await signUp(base, 'ada');
     const balance = async () => (await api(base, 'GET', '/tokens/balance', token)).body.data.balance as number;
     const taskStatus = async (id: number) => (await api(base, 'GET', `/tasks/${id}`, token)).body.data.status;
     const before = await balance();

@@ -8,6 +8,7 @@ import { LOCAL_QUEUE_PARTITION } from '#lib/adapters/local/durable-queue';
 import { tenantPk } from '#lib/db/keys';
 import { executionKeys, type StageItem, type StageMessage } from '#lib/pipelines/execution-keys';
 import { QUEUED_RESEND_AFTER_SEC, STAGE_TIMEOUT_MARGIN_SEC } from '#lib/pipelines/reconcile';
+import { api, signUp, until } from '#tests/support/http-api';
 import { crash, launch, newDataDir, stopInstances, waitForOutput } from '#tests/support/instances';
 
 /**
@@ -27,30 +28,6 @@ const STAGE_TIMEOUT_SEC = 5;
 const env = { LOCAL_RUN_DELAY_MS: String(RUN_DELAY_MS), PIPELINE_RECONCILE_INTERVAL_SEC: '2' };
 /** The table `npm start` uses when TABLE_NAME is not set (lib/config.ts). */
 const TABLE_NAME = 'agent-ops-local';
-
-async function api(base: string, method: string, path: string, token?: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
-  const json: any = await response.json();
-  return { status: response.status, body: json };
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not reached; last value ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 interface ExecutionView {
   status: string;
@@ -117,14 +94,7 @@ describe('a pipeline execution under npm start', () => {
     const base = `http://127.0.0.1:${port}/api`;
     const first = launch(port, dataDir, { env });
     await waitForOutput(first, 'is running');
-    const credentials = { email: 'grace@example.com', password: 'a long password' };
-    await api(base, 'POST', '/auth/register', undefined, {
-      username: 'grace',
-      ...credentials,
-      terms_accepted: true,
-      privacy_accepted: true,
-    });
-    const token: string = (await api(base, 'POST', '/auth/login', undefined, credentials)).body.data.token;
+    const token = await signUp(base, 'grace');
     const orgId: string = (await api(base, 'GET', '/tokens/balance', token)).body.data.organization_id;
     const stages = [
       stage('plan'),

@@ -1,38 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { firstAgentItems } from '#lib/agents/agent-records';
-import { table } from '#lib/db/table';
-import { type ExecutionItem, executionKeys } from '#lib/pipelines/execution-keys';
 import { runningExecutionsOf } from '#lib/pipelines/execution-records';
 import { countTasksOfStatus, firstTasksOfStatus } from '#lib/tasks/task-queries';
 import { seedAgent } from '#tests/support/agents';
 import { newUser } from '#tests/support/identity';
+import { seedRunningExecution } from '#tests/support/pipelines';
 import { createTask, moveTask } from '#tests/support/tasks';
 
 /**
  * The bounded reads behind GET /system/health against DynamoDB Local: each reads up to its cap and says
  * whether anything was left unread, so a report stays cheap however large an organization grows.
  */
-async function seedRunning(orgId: string, id: number) {
-  const startedAt = new Date(Date.now() - 60_000 + id).toISOString();
-  const item: ExecutionItem = {
-    ...executionKeys.byId(orgId, 1, id),
-    id,
-    pipeline_id: 1,
-    pipeline_name: 'release',
-    version: 1,
-    status: 'running',
-    inputs: {},
-    stages_total: 1,
-    stages_succeeded: 0,
-    tokens_used: 0,
-    started_at: startedAt,
-    finished_at: null,
-    created_by: 'test',
-    gsi1pk: executionKeys.runningPk,
-    gsi1sk: executionKeys.runningSort(startedAt, orgId, 1, id),
-  };
-  await table.put({ Item: item });
-}
+
+/** A running execution in the shared index, started a minute ago and `id` ms later: in the order of the ids. */
+const seedRunning = (orgId: string, id: number) =>
+  seedRunningExecution(orgId, id, new Date(Date.now() - 60_000 + id).toISOString());
 
 describe('bounded reads', () => {
   it('reads the first agents up to the cap and says whether any were left', async () => {

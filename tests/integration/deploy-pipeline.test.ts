@@ -1,24 +1,19 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
 import { handler as deployments } from '#functions/http/deployments';
-import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { bindings } from '#functions/http/webhooks';
-import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
-import { pipelineReconcilerHandler } from '#functions/schedule/pipeline-reconciler';
-import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
 import { email } from '#lib/app/email';
 import { keys as keyManagement } from '#lib/app/keys';
 import { saveCredential } from '#lib/credentials/store';
 import { AgentRunError } from '#lib/errors';
 import { groupHandler } from '#lib/http/group-handler';
-import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
 import { QUEUED_RESEND_AFTER_SEC } from '#lib/pipelines/reconcile';
 import { contextWith } from '#tests/support/context';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import { closeEngines, createPipeline, pipelineEngine, stage } from '#tests/support/pipelines';
 
 /**
  * The deploy pipeline end to end in one process: a signed push reaches the real webhooks function, which
@@ -54,22 +49,15 @@ function testRunner(options: { failing?: string[]; held?: Promise<void> } = {}) 
   return runner;
 }
 
-const queues: MemoryQueue[] = [];
-afterEach(() => {
-  for (const queue of queues.splice(0)) queue.close();
-});
+afterEach(closeEngines);
 
 /**
- * The service's functions on one in-process queue whose stage consumer is the real handler with
- * `runner`. `refuse` counts stage messages the queue refuses (as SQS might during an outage) before it
- * accepts them again.
+ * The pipeline engine (tests/support/pipelines) and the webhooks function on its queue. `refuse` counts
+ * stage messages the queue refuses (as SQS might during an outage) before it accepts them again.
  */
 function service(runner: AgentRunner, options: { refuse?: number } = {}) {
-  const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
-  const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
-  queues.push(memory);
   let refuse = options.refuse ?? 0;
-  const queue: MessageQueue = {
+  const through = (memory: MessageQueue): MessageQueue => ({
     async send(name, body, sendOptions) {
       if (name === 'pipeline-stage' && refuse > 0) {
         refuse -= 1;
@@ -77,18 +65,11 @@ function service(runner: AgentRunner, options: { refuse?: number } = {}) {
       }
       await memory.send(name, body, sendOptions);
     },
-  };
-  consumers['pipeline-stage'] = pipelineStageHandler({ ports: { queue, runner }, retryDelaysSeconds: [0.01, 0.01] });
-  const webhooks = groupHandler('webhooks', bindings, { ports: { keys: keyManagement, email, queue } });
+  });
+  const engine = pipelineEngine(runner, { through });
+  const webhooks = groupHandler('webhooks', bindings, { ports: { keys: keyManagement, email, queue: engine.port } });
   return {
-    queue: memory,
-    pipelines: agentPipelinesHandler({ ports: { queue } }),
-    tenantConfig: tenantConfigHandler({ ports: { queue } }),
-    reconciler: (user: TestUser, advanceSec: number) =>
-      pipelineReconcilerHandler({
-        ports: { queue, clock: fixedClock(new Date(Date.now() + advanceSec * 1000)) },
-        orgId: user.orgId,
-      }),
+    ...engine,
     /** Posts an exact raw body as a push, signed with the organization's git secret. */
     async push(user: TestUser & { secret: string }, rawBody: string, delivery: string) {
       const event = httpEvent('POST', '/api/webhooks/git', {
@@ -138,33 +119,24 @@ function freshPush(): { push: Record<string, unknown>; rawBody: string; sha: str
 }
 
 /** A stage whose config hands the push's inputs to the agent. */
-const deployStage = (name: string, dependsOn: string[] = [], config: Record<string, unknown> = {}) => ({
-  name,
-  agent: 'qa-tester',
-  depends_on: dependsOn,
-  config: {
-    stage: name,
-    max_tokens: 200,
+const deployStage = (name: string, dependsOn: string[] = [], config: Record<string, unknown> = {}) =>
+  stage(name, dependsOn, {
     repository: '{{input.repository}}',
     commit: '{{input.commit_sha}}',
     deployment: '{{input.deployment_id}}',
     ...config,
-  },
-});
+  });
 
 /** Creates a pipeline of `stages` and makes it the organization's deploy pipeline; its id. */
 async function configure(app: Service, user: TestUser, stages: unknown[]): Promise<number> {
-  const name = `Deploy ${randomBytes(4).toString('hex')}`;
-  const created = await call(app.pipelines, 'POST', '/agent-pipelines', as(user, { body: { name, stages } }));
-  if (created.status !== 201) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
-  const id = created.body.data.id as number;
+  const id = await createPipeline(app.api, user, stages, `Deploy ${randomBytes(4).toString('hex')}`);
   const set = await call(app.tenantConfig, 'PATCH', '/tenant-config', as(user, { body: { deploy_pipeline_id: id } }));
   if (set.status !== 200) throw new Error(`configure failed: ${JSON.stringify(set.body)}`);
   return id;
 }
 
 async function executionsOf(app: Service, user: TestUser, pipelineId: number) {
-  const response = await call(app.pipelines, 'GET', `/agent-pipelines/${pipelineId}/executions`, as(user));
+  const response = await call(app.api, 'GET', `/agent-pipelines/${pipelineId}/executions`, as(user));
   return response.body.data as Array<Record<string, unknown> & { id: number; status: string }>;
 }
 
@@ -175,6 +147,22 @@ async function deploymentOf(user: TestUser, id: string) {
 
 const actionOf = (body: { data: { actions: Array<{ type: string }> } }, prefix: string) =>
   body.data.actions.find((action) => action.type.startsWith(prefix));
+
+/**
+ * Pushes a fresh commit under a new delivery id and lets the queue go idle: the push's status, its
+ * deploy_pipeline action and the deployment it recorded.
+ */
+async function pushFresh(app: Service, user: Owner) {
+  const { rawBody } = freshPush();
+  const delivery = crypto.randomUUID();
+  const response = await app.push(user, rawBody, delivery);
+  await app.queue.drain();
+  return {
+    status: response.status,
+    action: actionOf(response.body, 'deploy_pipeline'),
+    deployment: await deploymentOf(user, `git-${delivery}`),
+  };
+}
 
 describe('a push to the default branch with a deploy pipeline configured', () => {
   it('executes the pipeline with the push’s inputs, and the deployment follows it to success', async () => {
@@ -244,15 +232,12 @@ describe('a push to the default branch with a deploy pipeline configured', () =>
     const app = service(runner);
     const user = await owner();
     await configure(app, user, [deployStage('ship')]);
-    const { rawBody } = freshPush();
-    const delivery = crypto.randomUUID();
 
     // Act
-    await app.push(user, rawBody, delivery);
-    await app.queue.drain();
+    const pushed = await pushFresh(app, user);
 
     // Assess
-    expect(await deploymentOf(user, `git-${delivery}`)).toMatchObject({ pipeline_status: 'failed' });
+    expect(pushed.deployment).toMatchObject({ pipeline_status: 'failed' });
   });
 
   it('starts one execution for a redelivered push, a resent body under a new delivery id, and twins', async () => {
@@ -351,19 +336,17 @@ describe('a push to the default branch whose deploy pipeline cannot run', () => 
     // Prepare
     const app = service(testRunner());
     const user = await owner();
-    const { rawBody } = freshPush();
-    const delivery = crypto.randomUUID();
 
     // Act
-    const response = await app.push(user, rawBody, delivery);
+    const pushed = await pushFresh(app, user);
 
     // Assess
-    expect(response.status).toBe(200);
-    expect(actionOf(response.body, 'deploy_pipeline')).toEqual({
+    expect(pushed.status).toBe(200);
+    expect(pushed.action).toEqual({
       type: 'deploy_pipeline.not_configured',
       detail: 'No deploy pipeline is configured for this organization; the deployment stays pending',
     });
-    expect(await deploymentOf(user, `git-${delivery}`)).toMatchObject({
+    expect(pushed.deployment).toMatchObject({
       pipeline_status: 'not_configured',
       pipeline_id: null,
       pipeline_execution_id: null,
@@ -376,20 +359,18 @@ describe('a push to the default branch whose deploy pipeline cannot run', () => 
     const app = service(testRunner());
     const user = await owner();
     const pipelineId = await configure(app, user, [deployStage('ship')]);
-    await call(app.pipelines, 'DELETE', `/agent-pipelines/${pipelineId}`, as(user));
-    const { rawBody } = freshPush();
-    const delivery = crypto.randomUUID();
+    await call(app.api, 'DELETE', `/agent-pipelines/${pipelineId}`, as(user));
 
     // Act
-    const response = await app.push(user, rawBody, delivery);
+    const pushed = await pushFresh(app, user);
 
     // Assess
-    expect(response.status).toBe(200);
-    expect(actionOf(response.body, 'deploy_pipeline')).toEqual({
+    expect(pushed.status).toBe(200);
+    expect(pushed.action).toEqual({
       type: 'deploy_pipeline.not_configured',
       detail: expect.stringContaining(`deploy pipeline ${pipelineId} no longer exists`),
     });
-    expect(await deploymentOf(user, `git-${delivery}`)).toMatchObject({
+    expect(pushed.deployment).toMatchObject({
       pipeline_status: 'not_configured',
       pipeline_id: pipelineId,
       pipeline_execution_id: null,
@@ -404,21 +385,18 @@ describe('a push to the default branch whose deploy pipeline cannot run', () => 
     const user = await owner();
     // A new organization holds 10,000 tokens; this stage alone is estimated at 20,000.
     const pipelineId = await configure(app, user, [deployStage('ship', [], { max_tokens: 20_000 })]);
-    const { rawBody } = freshPush();
-    const delivery = crypto.randomUUID();
 
     // Act
-    const response = await app.push(user, rawBody, delivery);
-    await app.queue.drain();
+    const pushed = await pushFresh(app, user);
 
     // Assess
-    expect(response.status).toBe(200);
-    expect(actionOf(response.body, 'deploy_pipeline')).toEqual({
+    expect(pushed.status).toBe(200);
+    expect(pushed.action).toEqual({
       type: 'deploy_pipeline.failed_to_start',
       status: 'failed_to_start',
       detail: expect.stringMatching(/token balance is below .*needs an estimated 20000 tokens, the balance has 10000/),
     });
-    expect(await deploymentOf(user, `git-${delivery}`)).toMatchObject({
+    expect(pushed.deployment).toMatchObject({
       status: 'pending',
       pipeline_status: 'failed_to_start',
       pipeline_id: pipelineId,
@@ -434,19 +412,17 @@ describe('a push to the default branch whose deploy pipeline cannot run', () => 
     const app = service(testRunner());
     const user = await owner();
     const pipelineId = await configure(app, user, [deployStage('ship', [], { ticket: '{{input.ticket.id}}' })]);
-    const { rawBody } = freshPush();
-    const delivery = crypto.randomUUID();
 
     // Act
-    const response = await app.push(user, rawBody, delivery);
+    const pushed = await pushFresh(app, user);
 
     // Assess
-    expect(response.status).toBe(200);
-    expect(actionOf(response.body, 'deploy_pipeline')).toMatchObject({
+    expect(pushed.status).toBe(200);
+    expect(pushed.action).toMatchObject({
       type: 'deploy_pipeline.failed_to_start',
       detail: expect.stringContaining('inputs.ticket is referenced by a stage and required'),
     });
-    expect(await deploymentOf(user, `git-${delivery}`)).toMatchObject({
+    expect(pushed.deployment).toMatchObject({
       pipeline_status: 'failed_to_start',
       pipeline_error: expect.stringContaining('inputs.ticket'),
     });

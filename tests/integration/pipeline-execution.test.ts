@@ -1,17 +1,29 @@
 import type { Context, SQSEvent } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
-import { tenantConfigHandler } from '#functions/http/tenant-config';
-import { handler as tokens } from '#functions/http/tokens';
 import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
-import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import type { MemoryQueue } from '#lib/adapters/local/memory-queue';
 import { table } from '#lib/db/table';
 import { AgentRunError } from '#lib/errors';
-import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
+import type { AgentRunner, MessageQueue } from '#lib/kernel/ports';
 import { executionKeys } from '#lib/pipelines/execution-keys';
 import type { StagePolicy } from '#lib/pipelines/stage-run';
 import { loadEvent } from '#tests/support/events';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import {
+  balanceOf,
+  closeEngines,
+  createPipeline,
+  execute,
+  pipelineEngine,
+  readExecution,
+  runsOf,
+  stage,
+  statusesOf,
+  subscribeToPipelineEvents,
+  testRunner,
+  waitFor,
+  webhookPayloads,
+} from '#tests/support/pipelines';
 
 /**
  * Pipeline executions end to end in one process: the agent-pipelines function starts an execution, the
@@ -19,65 +31,12 @@ import { type CallOptions, call, newUser, type TestUser } from '#tests/support/i
  * writes to DynamoDB Local. Retry delays are 10 ms instead of seconds.
  */
 
-interface RunRecord {
-  stage: string;
-  request: AgentRunRequest;
-  startedAt: number;
-  endedAt: number;
-}
-
-interface TestRunner extends AgentRunner {
-  runs: RunRecord[];
-  /** Resolves when a run of `stage` has started. */
-  started(stage: string): Promise<void>;
-}
+afterEach(closeEngines);
 
 /**
- * A runner that records each run (the stage is `input.stage`, which every test config sets), answers
- * `{ summary, stage, echo, nested }` with `tokens` (100), sleeps `sleepMs` as the work, fails the stages `failing`
- * names (retryable), and holds the stages `held` names until `release()`.
- */
-function testRunner(
-  options: { sleepMs?: number; failing?: string[]; held?: Promise<void>; heldStages?: string[]; tokens?: number } = {},
-) {
-  const runs: RunRecord[] = [];
-  const waiting = new Map<string, Array<() => void>>();
-  const startedStages = new Set<string>();
-  const runner: TestRunner = {
-    kind: 'local',
-    runs,
-    started(stage) {
-      if (startedStages.has(stage)) return Promise.resolve();
-      return new Promise((resolve) => waiting.set(stage, [...(waiting.get(stage) ?? []), resolve]));
-    },
-    async run(request) {
-      const stage = String(request.input.stage);
-      const startedAt = performance.now();
-      startedStages.add(stage);
-      for (const resolve of waiting.get(stage) ?? []) resolve();
-      if (options.heldStages?.includes(stage)) await options.held;
-      if (options.sleepMs) await new Promise((resolve) => setTimeout(resolve, options.sleepMs));
-      runs.push({ stage, request, startedAt, endedAt: performance.now() });
-      if (options.failing?.includes(stage)) throw new AgentRunError(`${stage} broke`, { retryable: true });
-      return {
-        output: { summary: `${stage} done`, stage, echo: request.input, nested: { deep: `${stage}-deep` } },
-        usage: { input_tokens: 60, output_tokens: 40, total_tokens: options.tokens ?? 100 },
-        model: 'test-model',
-      };
-    },
-  };
-  return runner;
-}
-
-const queues: MemoryQueue[] = [];
-afterEach(() => {
-  for (const queue of queues.splice(0)) queue.close();
-});
-
-/**
- * The API and a queue whose stage consumer is the real handler with `runner`. With `twice`, every
- * message the service sends is sent two times (a queue that delivers everything twice); `shuffled`
- * delays each copy at random, so that they also arrive out of order.
+ * The pipeline engine (tests/support/pipelines) on a queue that, with `twice`, sends every message the
+ * service sends two times (a queue that delivers everything twice); `shuffled` delays each copy at
+ * random, so that they also arrive out of order.
  *
  * `refuse` names stage messages the queue refuses the first time they are sent (`<stage>#<attempt>`),
  * as SQS might during an outage: the consumer that sends them fails and its message is delivered again.
@@ -86,37 +45,25 @@ function engine(
   runner: AgentRunner,
   options: { twice?: boolean; shuffled?: boolean; policy?: StagePolicy; refuse?: Set<string> } = {},
 ) {
-  // Webhook deliveries are recorded by the service; their sending is another test file's subject.
-  const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
-  const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
-  queues.push(memory);
   // Shuffled: each copy waits a random 0–40 ms more, so copies and messages arrive in any order.
   const jitter = (sendOptions?: { delaySeconds?: number }) =>
     options.shuffled ? { delaySeconds: (sendOptions?.delaySeconds ?? 0) + Math.random() * 0.04 } : sendOptions;
-  const queue: MessageQueue = options.twice
-    ? {
-        async send(name, body, sendOptions) {
-          await memory.send(name, body, jitter(sendOptions));
-          await memory.send(name, body, jitter(sendOptions));
-        },
-      }
-    : {
-        async send(name, body, sendOptions) {
-          const { stage: stageName, attempt } = body as { stage?: string; attempt?: number };
-          if (options.refuse?.delete(`${stageName}#${attempt}`)) throw new Error('the queue refused the message');
-          await memory.send(name, body, sendOptions);
-        },
-      };
-  consumers['pipeline-stage'] = pipelineStageHandler({
-    ports: { queue, runner },
-    retryDelaysSeconds: [0.01, 0.01],
-    ...options.policy,
-  });
-  return {
-    api: agentPipelinesHandler({ ports: { queue } }),
-    tenantConfig: tenantConfigHandler({ ports: { queue } }),
-    queue: memory,
-  };
+  const through = (memory: MemoryQueue): MessageQueue =>
+    options.twice
+      ? {
+          async send(name, body, sendOptions) {
+            await memory.send(name, body, jitter(sendOptions));
+            await memory.send(name, body, jitter(sendOptions));
+          },
+        }
+      : {
+          async send(name, body, sendOptions) {
+            const { stage: stageName, attempt } = body as { stage?: string; attempt?: number };
+            if (options.refuse?.delete(`${stageName}#${attempt}`)) throw new Error('the queue refused the message');
+            await memory.send(name, body, sendOptions);
+          },
+        };
+  return pipelineEngine(runner, { through, policy: options.policy });
 }
 
 beforeAll(async () => {
@@ -125,33 +72,6 @@ beforeAll(async () => {
 
 const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
 
-const stage = (name: string, dependsOn: string[] = [], config: Record<string, unknown> = {}) => ({
-  name,
-  agent: 'qa-tester',
-  depends_on: dependsOn,
-  // A new organization holds 10,000 tokens; a 200-token cap keeps the estimate of 22 stages below that.
-  config: { stage: name, max_tokens: 200, ...config },
-});
-
-type Api = ReturnType<typeof engine>['api'];
-
-async function createPipeline(api: Api, user: TestUser, stages: unknown[]): Promise<number> {
-  const response = await call(api, 'POST', '/agent-pipelines', as(user, { body: { name: `P${Date.now()}`, stages } }));
-  if (response.status !== 201) throw new Error(`create failed: ${JSON.stringify(response.body)}`);
-  return response.body.data.id;
-}
-
-async function execute(api: Api, user: TestUser, id: number, inputs: Record<string, unknown> = {}) {
-  const response = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs } }));
-  if (response.status !== 202) throw new Error(`execute failed: ${JSON.stringify(response.body)}`);
-  return response.body.data as { id: number; status: string; stages: Array<Record<string, unknown>> };
-}
-
-async function readExecution(api: Api, user: TestUser, id: number, executionId: number) {
-  const response = await call(api, 'GET', `/agent-pipelines/${id}/executions/${executionId}`, as(user));
-  return response.body.data;
-}
-
 /** An SQS event of the stage queue (its recorded shape) carrying `bodies`. */
 function sqsEvent(bodies: unknown[]): SQSEvent {
   const event = loadEvent<SQSEvent>('sqs/pipeline-stage');
@@ -159,14 +79,6 @@ function sqsEvent(bodies: unknown[]): SQSEvent {
   event.Records = bodies.map((body, index) => ({ ...sample, messageId: `m-${index}`, body: JSON.stringify(body) }));
   return event;
 }
-
-const statusesOf = (execution: { stages: Array<{ name: string; status: string }> }) =>
-  Object.fromEntries(execution.stages.map((item) => [item.name, item.status]));
-
-const runsOf = (runner: TestRunner, name: string) => runner.runs.filter((run) => run.stage === name);
-
-const balanceOf = async (user: TestUser): Promise<number> =>
-  (await call(tokens, 'GET', '/tokens/balance', as(user))).body.data.balance;
 
 describe('executing a pipeline', () => {
   it('runs a linear chain in order, consumes each stage’s tokens and succeeds', async () => {
@@ -295,11 +207,7 @@ describe('executing a pipeline', () => {
   it('cancels a running execution: the running stage ends cancelled and nothing after it runs', async () => {
     // Prepare
     const user = await newUser('cancel');
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const runner = testRunner({ held, heldStages: ['a'] });
+    const runner = testRunner({ held: ['a'] });
     const { api, queue } = engine(runner);
     const id = await createPipeline(api, user, [stage('a'), stage('b', ['a']), stage('c')]);
     const started = await execute(api, user, id);
@@ -308,7 +216,7 @@ describe('executing a pipeline', () => {
 
     // Act
     const cancelled = await call(api, 'POST', `/agent-pipelines/${id}/executions/${started.id}/cancel`, as(user));
-    release();
+    runner.release();
     await queue.drain();
     const done = await readExecution(api, user, id, started.id);
     const again = await call(api, 'POST', `/agent-pipelines/${id}/executions/${started.id}/cancel`, as(user));
@@ -521,11 +429,7 @@ describe('executing a pipeline', () => {
     const user = await newUser('events');
     const runner = testRunner({ failing: ['broken'] });
     const { api, tenantConfig, queue } = engine(runner);
-    const hooks = {
-      pipeline_completed: 'https://hooks.example.com/done',
-      pipeline_failed: 'https://hooks.example.com/x',
-    };
-    const patched = await call(tenantConfig, 'PATCH', '/tenant-config', as(user, { body: { webhooks: hooks } }));
+    const patched = await subscribeToPipelineEvents(tenantConfig, user);
     const good = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
     const bad = await createPipeline(api, user, [stage('broken'), stage('after', ['broken'])]);
 
@@ -533,14 +437,7 @@ describe('executing a pipeline', () => {
     const completed = await execute(api, user, good);
     const failed = await execute(api, user, bad);
     await queue.drain();
-    const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(user));
-    const payloads = await Promise.all(
-      log.body.data.map(
-        async (delivery: { id: string }) =>
-          (await call(tenantConfig, 'GET', `/tenant-config/webhook-deliveries/${delivery.id}`, as(user))).body.data
-            .payload,
-      ),
-    );
+    const payloads = await webhookPayloads(tenantConfig, user);
 
     // Assess
     expect(patched.status).toBe(200);
@@ -628,7 +525,7 @@ describe('executing a pipeline', () => {
   it('fails a stage whose run the balance cannot pay, without retrying it', async () => {
     // Prepare
     const user = await newUser('unpaid');
-    const runner = testRunner({ tokens: 50_000 });
+    const runner = testRunner({ each: 50_000 });
     const { api, queue } = engine(runner);
     const id = await createPipeline(api, user, [stage('costly'), stage('next', ['costly'])]);
     const before = await balanceOf(user);
@@ -649,11 +546,7 @@ describe('executing a pipeline', () => {
   it('cancels the running executions of a pipeline that is deleted', async () => {
     // Prepare
     const user = await newUser('deleting');
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const runner = testRunner({ held, heldStages: ['a'] });
+    const runner = testRunner({ held: ['a'] });
     const { api, queue } = engine(runner);
     const id = await createPipeline(api, user, [stage('a'), stage('b', ['a'])]);
     const started = await execute(api, user, id);
@@ -661,7 +554,7 @@ describe('executing a pipeline', () => {
 
     // Act
     const deleted = await call(api, 'DELETE', `/agent-pipelines/${id}`, as(user));
-    release();
+    runner.release();
     await queue.drain();
     const done = await readExecution(api, user, id, started.id);
 
@@ -675,11 +568,7 @@ describe('executing a pipeline', () => {
   it('keeps the result of a stage finishing after another failed the execution, starting nothing', async () => {
     // Prepare
     const user = await newUser('parallelfail');
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const runner = testRunner({ failing: ['broken'], held, heldStages: ['slow'] });
+    const runner = testRunner({ failing: ['broken'], held: ['slow'] });
     const { api, queue } = engine(runner);
     const id = await createPipeline(api, user, [stage('broken'), stage('slow'), stage('after', ['slow'])]);
     const started = await execute(api, user, id);
@@ -687,7 +576,7 @@ describe('executing a pipeline', () => {
 
     // Act
     await waitFor(async () => (await readExecution(api, user, id, started.id)).status === 'failed');
-    release();
+    runner.release();
     await queue.drain();
     const done = await readExecution(api, user, id, started.id);
 
@@ -772,12 +661,3 @@ describe('executing a pipeline', () => {
     expect(done.stages[0].output).toEqual({ summary: 'x'.repeat(4096), truncated: true, note: expect.any(String) });
   });
 });
-
-/** Polls `condition` until it holds (at most 5 s). */
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}

@@ -1,16 +1,19 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
-import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
-import { pipelineReconcilerHandler } from '#functions/schedule/pipeline-reconciler';
-import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
-import { table } from '#lib/db/table';
-import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, MessageQueue } from '#lib/kernel/ports';
-import { executionKeys } from '#lib/pipelines/execution-keys';
 import { runningExecutionItems } from '#lib/pipelines/execution-records';
 import { STAGE_TIMEOUT_DEFAULT } from '#lib/pipelines/pipeline-keys';
 import { QUEUED_RESEND_AFTER_SEC, STAGE_TIMEOUT_MARGIN_SEC } from '#lib/pipelines/reconcile';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import {
+  closeEngines,
+  pipelineEngine,
+  readExecution,
+  setStageStatus,
+  stage,
+  start,
+  statusesOf,
+  waitFor,
+} from '#tests/support/pipelines';
 
 /**
  * The pipeline reconciler against DynamoDB Local: an execution is started through the API, its stage
@@ -20,7 +23,7 @@ import { type CallOptions, call, newUser, type TestUser } from '#tests/support/i
  */
 
 /** A runner that records the stages it finished and holds forever the first run of each stage in `hang`. */
-function testRunner(hang: string[] = []) {
+function hangingRunner(hang: string[] = []) {
   const finished: string[] = [];
   const started: string[] = [];
   const hung = new Set<string>();
@@ -46,21 +49,15 @@ function testRunner(hang: string[] = []) {
   return runner;
 }
 
-const queues: MemoryQueue[] = [];
-afterEach(() => {
-  for (const queue of queues.splice(0)) queue.close();
-});
+afterEach(closeEngines);
 
 /**
- * The API and the stage consumer on one in-process queue. `drop` names stage messages lost the first
- * time they are sent (`<stage>#<attempt>`); `sent` counts every stage message sent by name.
+ * The pipeline engine (tests/support/pipelines) on a queue that loses the stage messages `drop` names
+ * the first time they are sent (`<stage>#<attempt>`); `sent` counts every stage message sent by name.
  */
 function engine(runner: AgentRunner, drop: Set<string> = new Set()) {
-  const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
-  const memory = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
-  queues.push(memory);
   const sent = new Map<string, number>();
-  const queue: MessageQueue = {
+  const through = (memory: MessageQueue): MessageQueue => ({
     async send(name, body, options) {
       const { stage, attempt } = body as { stage?: string; attempt?: number };
       const key = `${stage}#${attempt}`;
@@ -68,23 +65,11 @@ function engine(runner: AgentRunner, drop: Set<string> = new Set()) {
       if (drop.delete(key)) return;
       await memory.send(name, body, options);
     },
-  };
-  // The hung run's own time limit is left far away: only the reconciler may end it.
-  consumers['pipeline-stage'] = pipelineStageHandler({
-    ports: { queue, runner },
-    retryDelaysSeconds: [0.01, 0.01],
-    timeoutMsOf: () => 600_000,
   });
-  const reconciler = (user: TestUser, advanceSec = 0) =>
-    pipelineReconcilerHandler({
-      ports: { queue, clock: fixedClock(new Date(Date.now() + advanceSec * 1000)) },
-      orgId: user.orgId,
-      retryDelaysSeconds: [0.01, 0.01],
-    });
-  return { api: agentPipelinesHandler({ ports: { queue } }), queue: memory, sent, reconciler };
+  // The hung run's own time limit is left far away: only the reconciler may end it.
+  const { api, queue, reconciler } = pipelineEngine(runner, { through, policy: { timeoutMsOf: () => 600_000 } });
+  return { api, queue, sent, reconciler };
 }
-
-type Api = ReturnType<typeof engine>['api'];
 
 beforeAll(async () => {
   await newUser('instanceadmin');
@@ -92,47 +77,15 @@ beforeAll(async () => {
 
 const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
 
-const stage = (name: string, dependsOn: string[] = []) => ({
-  name,
-  agent: 'qa-tester',
-  depends_on: dependsOn,
-  config: { stage: name, max_tokens: 200 },
-});
-
-async function start(api: Api, user: TestUser, stages: unknown[]) {
-  const created = await call(api, 'POST', '/agent-pipelines', as(user, { body: { name: `R${Date.now()}`, stages } }));
-  if (created.status !== 201) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
-  const id = created.body.data.id as number;
-  const started = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs: {} } }));
-  if (started.status !== 202) throw new Error(`execute failed: ${JSON.stringify(started.body)}`);
-  return { id, executionId: started.body.data.id as number };
-}
-
-async function readExecution(api: Api, user: TestUser, id: number, executionId: number) {
-  return (await call(api, 'GET', `/agent-pipelines/${id}/executions/${executionId}`, as(user))).body.data;
-}
-
-const statusesOf = (execution: { stages: Array<{ name: string; status: string }> }) =>
-  Object.fromEntries(execution.stages.map((item) => [item.name, item.status]));
-
 /** The running index's executions of `user`'s organization. */
 const runningOf = async (user: TestUser) =>
   (await runningExecutionItems()).filter((item) => item.pk === `T#${user.orgId}`).map((item) => item.id);
-
-/** Polls `condition` until it holds (at most 5 s). */
-async function waitFor(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 5000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe('the pipeline reconciler', () => {
   it('retries a stage whose consumer stopped once it is past its timeout, and the execution succeeds', async () => {
     // Prepare
     const user = await newUser('reconcile-crash');
-    const runner = testRunner(['a']);
+    const runner = hangingRunner(['a']);
     const { api, reconciler } = engine(runner);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     await waitFor(async () => runner.started.includes('a'));
@@ -155,7 +108,7 @@ describe('the pipeline reconciler', () => {
   it('sends again the message of a stage queued too long, and the execution succeeds', async () => {
     // Prepare
     const user = await newUser('reconcile-lost');
-    const runner = testRunner();
+    const runner = hangingRunner();
     const { api, queue, sent, reconciler } = engine(runner, new Set(['a#1']));
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     const early = await reconciler(user, QUEUED_RESEND_AFTER_SEC - 5)();
@@ -176,17 +129,11 @@ describe('the pipeline reconciler', () => {
   it('queues a pending stage whose dependencies have all succeeded once, with two reconcilers at a time', async () => {
     // Prepare: b's message is lost, then b is put back to pending as if its sender had stopped first.
     const user = await newUser('reconcile-pending');
-    const runner = testRunner();
+    const runner = hangingRunner();
     const { api, queue, sent, reconciler } = engine(runner, new Set(['b#1']));
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     await queue.drain();
-    await table.update({
-      Key: executionKeys.stage(user.orgId, executionId, 'b'),
-      UpdateExpression: 'SET #status = :pending',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':pending': 'pending' },
-      reason: 'test',
-    });
+    await setStageStatus(user.orgId, executionId, 'b', 'pending');
     const before = await readExecution(api, user, id, executionId);
 
     // Act
@@ -205,7 +152,7 @@ describe('the pipeline reconciler', () => {
   it('keeps only running executions in the running index', async () => {
     // Prepare
     const user = await newUser('reconcile-index');
-    const runner = testRunner(['held']);
+    const runner = hangingRunner(['held']);
     const { api, reconciler } = engine(runner);
     const hung = await start(api, user, [stage('held')]);
     const quick = await start(api, user, [stage('quick')]);

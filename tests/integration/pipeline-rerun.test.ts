@@ -1,85 +1,29 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentPipelinesHandler } from '#functions/http/agent-pipelines';
-import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { handler as tokens } from '#functions/http/tokens';
-import { pipelineStageHandler } from '#functions/queue/pipeline-stage';
-import { pipelineReconcilerHandler } from '#functions/schedule/pipeline-reconciler';
-import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
-import { table } from '#lib/db/table';
-import { AgentRunError } from '#lib/errors';
-import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
-import { executionKeys } from '#lib/pipelines/execution-keys';
+import type { GroupHandler } from '#lib/http/group-handler';
 import { runningExecutionItems } from '#lib/pipelines/execution-records';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import {
+  balanceOf,
+  closeEngines,
+  pipelineEngine,
+  readExecution,
+  runsOf,
+  setStageStatus,
+  stage,
+  start,
+  statusesOf,
+  subscribeToPipelineEvents,
+  testRunner,
+  webhookPayloads,
+} from '#tests/support/pipelines';
 
 /**
  * Rerunning a failed or cancelled execution end to end in one process: the agent-pipelines function, an
  * in-process queue handing each stage message to the real stage consumer, a test runner, DynamoDB Local.
  */
 
-/**
- * A runner that records each run by stage (`input.stage`), fails (retryably) the stages in `failing` (a
- * set the test empties before the rerun), answers `<stage> done` with `tokens[stage]` tokens (`each`, by
- * default 100), and holds the stages in `held` until `release()`.
- */
-function testRunner(
-  options: { failing?: string[]; held?: string[]; tokens?: Record<string, number>; each?: number } = {},
-) {
-  const failing = new Set(options.failing ?? []);
-  const held = new Set(options.held ?? []);
-  const runs: Array<{ stage: string; request: AgentRunRequest }> = [];
-  const started = new Map<string, Array<() => void>>();
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const runner = {
-    kind: 'local' as const,
-    failing,
-    runs,
-    release,
-    /** Resolves once a run of `stage` has started. */
-    started: (stage: string) =>
-      runs.some((run) => run.stage === stage)
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => started.set(stage, [...(started.get(stage) ?? []), resolve])),
-    async run(request: AgentRunRequest) {
-      const stage = String(request.input.stage);
-      runs.push({ stage, request });
-      for (const resolve of started.get(stage) ?? []) resolve();
-      if (held.has(stage)) await released;
-      if (failing.has(stage)) throw new AgentRunError(`${stage} broke`, { retryable: true });
-      return {
-        output: { summary: `${stage} done` },
-        usage: { input_tokens: 1, output_tokens: 1, total_tokens: options.tokens?.[stage] ?? options.each ?? 100 },
-        model: 'test-model',
-      };
-    },
-  } satisfies AgentRunner & Record<string, unknown>;
-  return runner;
-}
-
-type TestRunner = ReturnType<typeof testRunner>;
-
-const queues: MemoryQueue[] = [];
-afterEach(() => {
-  for (const queue of queues.splice(0)) queue.close();
-});
-
-function engine(runner: AgentRunner) {
-  const consumers: MemoryQueueOptions['consumers'] = { 'webhook-delivery': async () => ({ batchItemFailures: [] }) };
-  const queue = memoryQueue({ consumers, visibilityTimeoutSeconds: 0.05 });
-  queues.push(queue);
-  consumers['pipeline-stage'] = pipelineStageHandler({ ports: { queue, runner }, retryDelaysSeconds: [0.01, 0.01] });
-  return {
-    api: agentPipelinesHandler({ ports: { queue } }),
-    tenantConfig: tenantConfigHandler({ ports: { queue } }),
-    reconciler: (user: TestUser) => pipelineReconcilerHandler({ ports: { queue }, orgId: user.orgId }),
-    queue,
-  };
-}
-
-type Api = ReturnType<typeof engine>['api'];
+afterEach(closeEngines);
 
 beforeAll(async () => {
   await newUser('instanceadmin');
@@ -87,41 +31,13 @@ beforeAll(async () => {
 
 const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
 
-const stage = (name: string, dependsOn: string[] = [], config: Record<string, unknown> = {}) => ({
-  name,
-  agent: 'qa-tester',
-  depends_on: dependsOn,
-  config: { stage: name, max_tokens: 200, ...config },
-});
-
-async function start(api: Api, user: TestUser, stages: unknown[]) {
-  const created = await call(api, 'POST', '/agent-pipelines', as(user, { body: { name: `R${Date.now()}`, stages } }));
-  if (created.status !== 201) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
-  const id = created.body.data.id as number;
-  const started = await call(api, 'POST', `/agent-pipelines/${id}/execute`, as(user, { body: { inputs: {} } }));
-  if (started.status !== 202) throw new Error(`execute failed: ${JSON.stringify(started.body)}`);
-  return { id, executionId: started.body.data.id as number };
-}
-
-const rerun = (api: Api, user: TestUser, id: number, executionId: number, body?: unknown) =>
+const rerun = (api: GroupHandler, user: TestUser, id: number, executionId: number, body?: unknown) =>
   call(
     api,
     'POST',
     `/agent-pipelines/${id}/executions/${executionId}/rerun`,
     as(user, body === undefined ? {} : { body }),
   );
-
-async function readExecution(api: Api, user: TestUser, id: number, executionId: number) {
-  return (await call(api, 'GET', `/agent-pipelines/${id}/executions/${executionId}`, as(user))).body.data;
-}
-
-const statusesOf = (execution: { stages: Array<{ name: string; status: string }> }) =>
-  Object.fromEntries(execution.stages.map((item) => [item.name, item.status]));
-
-const runsOf = (runner: TestRunner, name: string) => runner.runs.filter((run) => run.stage === name);
-
-const balanceOf = async (user: TestUser): Promise<number> =>
-  (await call(tokens, 'GET', '/tokens/balance', as(user))).body.data.balance;
 
 /** The stages the ledger debited for `executionId`, by their reference ids. */
 async function debitedStages(user: TestUser, executionId: number): Promise<string[]> {
@@ -148,7 +64,7 @@ describe('rerunning an execution', () => {
     // Prepare: b fails its three attempts, so c is skipped.
     const user = await newUser('rerun');
     const runner = testRunner({ failing: ['b'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [
       stage('a'),
       stage('b', ['a']),
@@ -194,7 +110,7 @@ describe('rerunning an execution', () => {
     // Prepare: the root fails, so its 149 dependents are skipped; 150 stage resets take two transactions.
     const user = await newUser('rerun-large');
     const runner = testRunner({ failing: ['root'], each: 10 });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const leaves = Array.from({ length: 149 }, (_, at) => stage(`s${at}`, ['root'], { max_tokens: 50 }));
     const { id, executionId } = await start(api, user, [stage('root', [], { max_tokens: 50 }), ...leaves]);
     await queue.drain();
@@ -216,12 +132,12 @@ describe('rerunning an execution', () => {
     // Prepare: the rerun's b is held, so the execution stays running.
     const user = await newUser('rerun-running');
     const runner = testRunner({ failing: ['b'], held: [] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     await queue.drain();
     runner.failing.clear();
     const hold = testRunner({ held: ['b'] });
-    const second = engine(hold);
+    const second = pipelineEngine(hold);
     const first = await rerun(second.api, user, id, executionId);
     await hold.started('b');
 
@@ -244,7 +160,7 @@ describe('rerunning an execution', () => {
     // Prepare
     const user = await newUser('rerun-succeeded');
     const runner = testRunner();
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a')]);
     await queue.drain();
 
@@ -263,7 +179,7 @@ describe('rerunning an execution', () => {
     // Prepare
     const user = await newUser('rerun-twice');
     const runner = testRunner({ failing: ['b'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a']), stage('c', ['b'])]);
     await queue.drain();
     runner.failing.clear();
@@ -284,7 +200,7 @@ describe('rerunning an execution', () => {
     // Prepare: a consumes 1,500 of the 10,000 tokens a new organization has; b's estimate is 9,000.
     const user = await newUser('rerun-poor');
     const runner = testRunner({ failing: ['b'], tokens: { a: 1500 } });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'], { max_tokens: 9000 })]);
     await queue.drain();
     const available = await balanceOf(user);
@@ -310,7 +226,7 @@ describe('rerunning an execution', () => {
     const user = await newUser('rerun-missing');
     const other = await newUser('rerun-outsider');
     const runner = testRunner({ failing: ['a'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a')]);
     await queue.drain();
 
@@ -331,7 +247,7 @@ describe('rerunning an execution', () => {
   it('refuses a body with fields: the rerun takes none', async () => {
     // Prepare
     const user = await newUser('rerun-body');
-    const { api } = engine(testRunner());
+    const { api } = pipelineEngine(testRunner());
 
     // Act
     const response = await rerun(api, user, 1, 1, { inputs: { feature: 'x' } });
@@ -345,7 +261,7 @@ describe('rerunning an execution', () => {
     // c, independent, has succeeded.
     const user = await newUser('rerun-cancelled');
     const runner = testRunner({ held: ['a'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [
       stage('a'),
       stage('b', ['a'], { prompt: 'After {{a.summary}}' }),
@@ -384,7 +300,7 @@ describe('rerunning an execution', () => {
     // Prepare: the only stage is running when the execution is cancelled; it finishes, keeping its output.
     const user = await newUser('rerun-nothing');
     const runner = testRunner({ held: ['a'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a')]);
     await runner.started('a');
     await call(api, 'POST', `/agent-pipelines/${id}/executions/${executionId}/cancel`, as(user));
@@ -414,12 +330,8 @@ describe('rerunning an execution', () => {
     // Prepare
     const user = await newUser('rerun-events');
     const runner = testRunner({ failing: ['b'] });
-    const { api, tenantConfig, queue } = engine(runner);
-    const hooks = {
-      pipeline_completed: 'https://hooks.example.com/done',
-      pipeline_failed: 'https://hooks.example.com/x',
-    };
-    await call(tenantConfig, 'PATCH', '/tenant-config', as(user, { body: { webhooks: hooks } }));
+    const { api, tenantConfig, queue } = pipelineEngine(runner);
+    await subscribeToPipelineEvents(tenantConfig, user);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     await queue.drain();
     runner.failing.clear();
@@ -427,14 +339,7 @@ describe('rerunning an execution', () => {
     // Act
     await rerun(api, user, id, executionId);
     await queue.drain();
-    const log = await call(tenantConfig, 'GET', '/tenant-config/webhook-deliveries', as(user));
-    const payloads = await Promise.all(
-      log.body.data.map(
-        async (delivery: { id: string }) =>
-          (await call(tenantConfig, 'GET', `/tenant-config/webhook-deliveries/${delivery.id}`, as(user))).body.data
-            .payload,
-      ),
-    );
+    const payloads = await webhookPayloads(tenantConfig, user);
 
     // Assess
     const seen = payloads.map((payload) => [payload.type, payload.data.execution.id, payload.data.execution.status]);
@@ -449,20 +354,14 @@ describe('rerunning an execution', () => {
     // had read the execution failed would skip it, so that a's success finds b not pending.
     const user = await newUser('rerun-reopen');
     const runner = testRunner({ failing: ['a'] });
-    const { api, queue } = engine(runner);
+    const { api, queue } = pipelineEngine(runner);
     const { id, executionId } = await start(api, user, [stage('a'), stage('b', ['a'])]);
     await queue.drain();
     const hold = testRunner({ held: ['a'] });
-    const second = engine(hold);
+    const second = pipelineEngine(hold);
     await rerun(second.api, user, id, executionId);
     await hold.started('a');
-    await table.update({
-      Key: executionKeys.stage(user.orgId, executionId, 'b'),
-      UpdateExpression: 'SET #status = :skipped',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':skipped': 'skipped' },
-      reason: 'test',
-    });
+    await setStageStatus(user.orgId, executionId, 'b', 'skipped');
     hold.release();
     await second.queue.drain();
     const stuck = await readExecution(api, user, id, executionId);

@@ -4,11 +4,12 @@ import { systemHandler } from '#functions/http/system';
 import type { AgentItem } from '#lib/agents/agent-keys';
 import { table } from '#lib/db/table';
 import { fixedClock } from '#lib/kernel/clock';
-import { type ExecutionItem, executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
+import { executionKeys, type StageItem } from '#lib/pipelines/execution-keys';
 import { STAGE_TIMEOUT_DEFAULT } from '#lib/pipelines/pipeline-keys';
 import { taskKeys } from '#lib/tasks/task-keys';
 import { seedAgent } from '#tests/support/agents';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
+import { seedRunningExecution } from '#tests/support/pipelines';
 import { createTask, moveTask } from '#tests/support/tasks';
 
 /**
@@ -35,9 +36,18 @@ async function health(user: TestUser, aheadSec = 0) {
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
-/** The check `id` of a section, as answered. */
-const checkOf = (data: { sections: Record<string, { checks: Array<{ id: string }> }> }, section: string, id: string) =>
-  data.sections[section]?.checks.find((check) => check.id === id);
+/** A section's checks as answered, by id. */
+const checksOf = (data: { sections: Record<string, { checks: Array<{ id: string }> }> }, section: string) =>
+  Object.fromEntries((data.sections[section]?.checks ?? []).map((check) => [check.id, check]));
+
+/** A failed check: `count` of the `checked` records failing, costing `penalty`, with these examples. */
+const failed = (count: number, checked: number, penalty: number, examples: Array<{ id: number; name: string }>) => ({
+  status: 'failed',
+  checked,
+  count,
+  penalty,
+  examples,
+});
 
 /** A scheduled agent (idle, a 60 s schedule) whose last heartbeat was `heartbeatAgoSec` ago. */
 const scheduledAgent = (orgId: string, name: string, heartbeatAgoSec: number, fields: Partial<AgentItem> = {}) =>
@@ -49,26 +59,9 @@ const scheduledAgent = (orgId: string, name: string, heartbeatAgoSec: number, fi
     ...fields,
   });
 
-/** A running execution of pipeline `pipelineId` with one stage as `stage` says, written as the engine writes them. */
+/** A running execution (of pipeline 1) with one stage as `stage` says, written as the engine writes them. */
 async function seedExecution(orgId: string, id: number, stage: Partial<StageItem> & { name: string }) {
-  const startedAt = ago(3600);
-  const execution: ExecutionItem = {
-    ...executionKeys.byId(orgId, 1, id),
-    id,
-    pipeline_id: 1,
-    pipeline_name: 'release',
-    version: 1,
-    status: 'running',
-    inputs: {},
-    stages_total: 1,
-    stages_succeeded: 0,
-    tokens_used: 0,
-    started_at: startedAt,
-    finished_at: null,
-    created_by: 'test',
-    gsi1pk: executionKeys.runningPk,
-    gsi1sk: executionKeys.runningSort(startedAt, orgId, 1, id),
-  };
+  await seedRunningExecution(orgId, id, ago(3600));
   const item: StageItem = {
     ...executionKeys.stage(orgId, id, stage.name),
     execution_id: id,
@@ -88,7 +81,6 @@ async function seedExecution(orgId: string, id: number, stage: Partial<StageItem
     finished_at: null,
     ...stage,
   };
-  await table.put({ Item: execution });
   await table.put({ Item: item });
 }
 
@@ -152,28 +144,12 @@ describe('GET /system/health', () => {
     const data = await health(owner);
 
     // Assess: heartbeats 30 × 1/4 = 7.5, errors 30 × 1/6 = 5, starved 15 × 1/4 = 3.75 → 3.8; 100 - 16.3 → 84.
-    expect(checkOf(data, 'agent', 'agent_heartbeat_missed')).toMatchObject({
-      status: 'failed',
-      checked: 4,
-      count: 1,
-      penalty: 7.5,
-      examples: [{ id: silent.id, name: 'silent' }],
+    expect(checksOf(data, 'agent')).toMatchObject({
+      agent_heartbeat_missed: failed(1, 4, 7.5, [{ id: silent.id, name: 'silent' }]),
+      agent_error: failed(1, 6, 5, [{ id: broken.id, name: 'broken' }]),
+      agent_starved: failed(1, 4, 3.8, [{ id: starved.id, name: 'starved' }]),
+      pipeline_stuck: { status: 'not_applicable' },
     });
-    expect(checkOf(data, 'agent', 'agent_error')).toMatchObject({
-      status: 'failed',
-      checked: 6,
-      count: 1,
-      penalty: 5,
-      examples: [{ id: broken.id, name: 'broken' }],
-    });
-    expect(checkOf(data, 'agent', 'agent_starved')).toMatchObject({
-      status: 'failed',
-      checked: 4,
-      count: 1,
-      penalty: 3.8,
-      examples: [{ id: starved.id, name: 'starved' }],
-    });
-    expect(checkOf(data, 'agent', 'pipeline_stuck')).toMatchObject({ status: 'not_applicable' });
     expect(data.sections.agent.score).toBe(84);
     // (84 × 35 + 100 × 35 + 100 × 20) / 90 = 93.8
     expect(data).toMatchObject({
@@ -192,7 +168,7 @@ describe('GET /system/health', () => {
     const data = await health(owner);
 
     // Assess
-    expect(checkOf(data, 'agent', 'agent_heartbeat_missed')).toMatchObject({ status: 'failed', count: 1, penalty: 30 });
+    expect(checksOf(data, 'agent').agent_heartbeat_missed).toMatchObject({ status: 'failed', count: 1, penalty: 30 });
   });
 
   it('finds tasks in progress past their max duration or the 24 h default, and blocked tasks', async () => {
@@ -219,16 +195,12 @@ describe('GET /system/health', () => {
     const later = await health(owner, 120);
 
     // Assess: blocked 50 × 1/4 = 12.5 throughout; overdue 0, then 50 × 1/2 = 25, then 50 × 2/2.
-    expect(checkOf(now, 'task', 'task_overdue')).toMatchObject({ status: 'passed', checked: 2, count: 0 });
-    expect(checkOf(now, 'task', 'task_blocked')).toMatchObject({
-      status: 'failed',
-      checked: 4,
-      count: 1,
-      penalty: 12.5,
-      examples: [{ id: stuck.id, name: 'Waiting on a key' }],
+    expect(checksOf(now, 'task')).toMatchObject({
+      task_overdue: { status: 'passed', checked: 2, count: 0 },
+      task_blocked: failed(1, 4, 12.5, [{ id: stuck.id, name: 'Waiting on a key' }]),
     });
     expect(now.sections.task.score).toBe(88);
-    expect(checkOf(soon, 'task', 'task_overdue')).toMatchObject({
+    expect(checksOf(soon, 'task').task_overdue).toMatchObject({
       status: 'failed',
       count: 1,
       penalty: 25,
@@ -237,7 +209,7 @@ describe('GET /system/health', () => {
     expect(soon.sections.task.score).toBe(63);
     // (100 × 35 + 63 × 35 + 100 × 20) / 90 = 85.6
     expect(soon).toMatchObject({ score: 86, status: 'degraded' });
-    expect(checkOf(later, 'task', 'task_overdue')).toMatchObject({ count: 2, penalty: 50 });
+    expect(checksOf(later, 'task').task_overdue).toMatchObject({ count: 2, penalty: 50 });
     expect(later.sections.task.score).toBe(38);
   });
 
@@ -256,19 +228,9 @@ describe('GET /system/health', () => {
     const data = await health(owner);
 
     // Assess: without tasks 60 × 1/3 = 20; stalled 40 × 1/1 = 40.
-    expect(checkOf(data, 'product', 'product_without_tasks')).toMatchObject({
-      status: 'failed',
-      checked: 3,
-      count: 1,
-      penalty: 20,
-      examples: [{ id: empty.id, name: 'Empty idea' }],
-    });
-    expect(checkOf(data, 'product', 'product_stalled')).toMatchObject({
-      status: 'failed',
-      checked: 1,
-      count: 1,
-      penalty: 40,
-      examples: [{ id: finished.id, name: 'Finished build' }],
+    expect(checksOf(data, 'product')).toMatchObject({
+      product_without_tasks: failed(1, 3, 20, [{ id: empty.id, name: 'Empty idea' }]),
+      product_stalled: failed(1, 1, 40, [{ id: finished.id, name: 'Finished build' }]),
     });
     expect(data.sections.product.score).toBe(40);
     // (100 × 35 + 100 × 35 + 40 × 20) / 90 = 86.7
@@ -290,18 +252,14 @@ describe('GET /system/health', () => {
     const theirs = await health(stranger);
 
     // Assess: 25 × 2/4 = 12.5 → 88 (87.5 rounds up).
-    expect(checkOf(data, 'agent', 'pipeline_stuck')).toMatchObject({
-      status: 'failed',
-      checked: 4,
-      count: 2,
-      penalty: 12.5,
-      examples: [
+    expect(checksOf(data, 'agent').pipeline_stuck).toMatchObject(
+      failed(2, 4, 12.5, [
         { id: 1, name: 'release / build' },
         { id: 2, name: 'release / deploy' },
-      ],
-    });
+      ]),
+    );
     expect(data.sections.agent.score).toBe(88);
-    expect(checkOf(theirs, 'agent', 'pipeline_stuck')).toMatchObject({
+    expect(checksOf(theirs, 'agent').pipeline_stuck).toMatchObject({
       checked: 1,
       count: 1,
       examples: [{ id: 1, name: 'release / theirs' }],
