@@ -72,5 +72,6 @@ describe('an agent under npm start', () => {
       () => taskStatus(next.body.data.id),
       (status) => status === 'done',
     );
-  });
+    // Two starts of npm start and two ticks: well within a minute even on a busy machine.
+  }, 120_000);
 });
