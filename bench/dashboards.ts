@@ -31,58 +31,24 @@ client.middlewareStack.add(
   { step: 'initialize', name: 'countCalls' },
 );
 
-const { call, newUser } = await import('#tests/support/identity');
+const { call } = await import('#tests/support/identity');
 const { seedAgent } = await import('#tests/support/agents');
 const { handler: dashboard } = await import('#functions/http/dashboard');
 const { handler: activityLog } = await import('#functions/http/activity-log');
-const { createTask } = await import('#lib/tasks/task-create');
-const { systemClock } = await import('#lib/kernel/clock');
-const { wirePorts } = await import('#lib/app/ports');
-const { requestContext } = await import('#lib/kernel/context');
-const { memoryQueue } = await import('#lib/adapters/local/memory-queue');
+const { benchOwner, taskSeeder } = await import('#bench/support/seeding');
 type GroupHandler = import('#lib/http/group-handler').GroupHandler;
-const queue = memoryQueue({ consumers: {}, holdUntilConnected: true });
 
-const owner = await newUser('bench');
-const ctx = requestContext({
-  traceId: 'bench',
-  ports: wirePorts({ clock: systemClock, queue, email: { send: async () => undefined } }),
-  baseUrl: 'http://localhost',
-  principal: {
-    method: 'jwt' as const,
-    orgId: owner.orgId,
-    capability: 'admin' as const,
-    userId: owner.id,
-    isInstanceAdmin: false,
-    scopes: [],
-    organization: { id: owner.orgId, name: 'bench', slug: 'bench' },
-  },
-});
+const { owner, ctx } = await benchOwner();
 const AGENTS = 10;
 for (let index = 0; index < AGENTS; index += 1) await seedAgent(owner.orgId, { name: `agent-${index}` });
 
 const STATUSES = ['todo', 'in_progress', 'done', 'blocked', 'review'] as const;
-let seeded = 0;
-async function seedTo(count: number): Promise<void> {
-  const started = performance.now();
-  const from = seeded;
-  while (seeded < count) {
-    const batch = Array.from({ length: Math.min(8, count - seeded) }, (_, offset) => seeded + offset);
-    seeded += batch.length;
-    await Promise.all(
-      batch.map((index) =>
-        createTask(ctx, {
-          title: `Bench task ${index}`,
-          status: STATUSES[index % STATUSES.length],
-          // One task in 11 has no assignee; the others go round the agents.
-          assignee: index % (AGENTS + 1) === AGENTS ? null : `agent-${index % (AGENTS + 1)}`,
-        }),
-      ),
-    );
-  }
-  const seconds = (performance.now() - started) / 1000;
-  console.log(`seeded ${count - from} tasks in ${seconds.toFixed(1)} s`);
-}
+// One task in 11 has no assignee; the others go round the agents.
+const seedTo = taskSeeder(ctx, (index) => ({
+  title: `Bench task ${index}`,
+  status: STATUSES[index % STATUSES.length],
+  assignee: index % (AGENTS + 1) === AGENTS ? null : `agent-${index % (AGENTS + 1)}`,
+}));
 
 async function measure(handler: GroupHandler, path: string, query: Record<string, string> = {}): Promise<void> {
   calls.clear();
@@ -122,6 +88,5 @@ for (const size of [100, 5000]) {
   await measure(activityLog, '/activity-log', { actor_id: `user:${owner.id}`, offset: '100', limit: '20' });
   await measure(activityLog, '/activity-log/stats');
 }
-queue.close();
 await dynamo.stop();
 process.exit(0);
