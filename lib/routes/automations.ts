@@ -88,7 +88,13 @@ export const listAutomations = defineRoute({
     `${MAX_AUTOMATION_SEARCH_LENGTH} characters (longer is 400).\n\n${ABOUT}`,
   query: pagingQuery.extend({
     agent_name: agentName.optional(),
-    type: z.string().trim().max(32).optional().meta({ description: 'Exact type, ignoring case' }),
+    type: z
+      .string()
+      .trim()
+      .max(32)
+      .optional()
+      .transform((value) => value || undefined)
+      .meta({ description: 'Exact type, ignoring case; empty filters nothing' }),
     status: valueList(AUTOMATION_STATUSES, 'status')
       .optional()
       .meta({

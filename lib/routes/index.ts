@@ -17,6 +17,7 @@ import * as integrations from '#lib/routes/integrations';
 import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
+import * as rules from '#lib/routes/rules';
 import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
 import * as system from '#lib/routes/system';
@@ -64,4 +65,5 @@ export const allRoutes: RouteDef[] = [
   logs,
   system,
   automations,
+  rules,
 ].flatMap((module) => routesOf(module));
