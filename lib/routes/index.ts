@@ -13,6 +13,7 @@ import * as credentials from '#lib/routes/credentials';
 import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
+import * as files from '#lib/routes/files';
 import * as integrations from '#lib/routes/integrations';
 import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
@@ -66,4 +67,5 @@ export const allRoutes: RouteDef[] = [
   system,
   automations,
   rules,
+  files,
 ].flatMap((module) => routesOf(module));
