@@ -22,7 +22,8 @@ export const handler = groupHandler('files', [
   route(routes.searchFiles, async ({ query, ctx }) => {
     const { page, limit, ...search } = query;
     const window = windowOf({ page, limit });
-    return withMeta({ ...(await searchFiles(ctx, search, window)), ...window }, { page });
+    const { complete, ...found } = await searchFiles(ctx, search, window);
+    return withMeta({ ...found, ...window }, { page, complete });
   }),
   route(routes.getFile, async ({ params, ctx }) => await getFile(ctx, params.id)),
 ]);

@@ -9,7 +9,7 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|
- * | file | `T#<org>#FILES` | `FILE#<id>` | the record without its content |
+ * | file | `T#<org>#FILES` | `FILE#<id>` | the record without its content; `words` it is found by |
  * | content | `T#<org>#FILES` | `CONTENT#<id>` | `content`, at most `MAX_CONTENT_BYTES` |
  * | by path | `T#<org>#FILES` | `PATH#<path>` | a copy; the path's guard; a workspace is a prefix |
  * | by category | `T#<org>#FILES` | `CAT#<category key>#<id>` | a copy, when the file has a category |
@@ -85,7 +85,8 @@ export interface FileFields {
   created_by: string;
 }
 
-export type FileItem = TableKey & FileFields;
+/** The stored record; only the record itself (not its copies) keeps `words`, which the search checks candidates by. */
+export type FileItem = TableKey & FileFields & { words?: string[] };
 
 export interface ContentItem extends TableKey {
   content: string;

@@ -2,6 +2,7 @@ import { getMany } from '#lib/db/batch';
 import { itemIsNew } from '#lib/db/conditions';
 import { counterKey, counterWrite, nextId } from '#lib/db/counters';
 import { prefixEnd, tenantPk } from '#lib/db/keys';
+import { type Bounded, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import type { TransactItem } from '#lib/db/transactions';
 import {
@@ -24,8 +25,8 @@ import {
 export const nextFileId = (orgId: string): Promise<number> => nextId(counterKey(fileKeys.counter, tenantPk(orgId)));
 
 /**
- * The writes of a new file: its record, its content (when it has one), its copies under its path,
- * category and extension, its word postings and its counts.
+ * The writes of a new file: its record (with the words it is found by), its content (when it has one),
+ * its copies under its path, category and extension, its word postings and its counts.
  */
 export function newFileWrites(input: {
   orgId: string;
@@ -38,7 +39,12 @@ export function newFileWrites(input: {
   const extKey = file.ext === null ? null : lookupKey(file.ext);
   const copy = (key: { pk: string; sk: string }): TransactItem => ({ Put: { Item: { ...key, ...file } } });
   const writes: TransactItem[] = [
-    { Put: { Item: { ...fileKeys.file(orgId, file.id), ...file }, ConditionExpression: itemIsNew } },
+    {
+      Put: {
+        Item: { ...fileKeys.file(orgId, file.id), ...file, words: [...input.words] },
+        ConditionExpression: itemIsNew,
+      },
+    },
     {
       Put: { Item: { ...fileKeys.byPath(orgId, file.path), ...file }, ConditionExpression: itemIsNew },
       reason: 'path-taken',
@@ -114,19 +120,28 @@ export async function newestInRange<T>(orgId: string, prefix: string, max: numbe
   return items;
 }
 
-/** Every item of a key range (with only `projection`'s attributes, when given). */
-export async function wholeRange<T>(orgId: string, prefix: string, projection?: string[]): Promise<T[]> {
+/** Every item of a key range. */
+export async function wholeRange<T>(orgId: string, prefix: string): Promise<T[]> {
   const items: T[] = [];
-  const names = projection ? Object.fromEntries(projection.map((name, at) => [`#p${at}`, name])) : undefined;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const result = await table.query({
-      ...rangeQuery(orgId, prefix),
-      ...(names ? { ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } : {}),
-      ExclusiveStartKey: startKey,
-    });
+    const result = await table.query({ ...rangeQuery(orgId, prefix), ExclusiveStartKey: startKey });
     items.push(...((result.Items ?? []) as T[]));
     startKey = result.LastEvaluatedKey;
   } while (startKey);
   return items;
 }
+
+/**
+ * The postings of the words that begin with `word`, at most `max` of them (`complete` is false when
+ * there were more), with only what the search filters on.
+ */
+export const postingsOf = (orgId: string, word: string, max: number): Promise<Bounded<PostingItem>> =>
+  queryUpTo<PostingItem>(
+    {
+      ...rangeQuery(orgId, fileKeys.wordPrefix(word)),
+      ProjectionExpression: '#id, #path, #category, #ext',
+      ExpressionAttributeNames: { '#id': 'file_id', '#path': 'path', '#category': 'category_key', '#ext': 'ext' },
+    },
+    max,
+  );

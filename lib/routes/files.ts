@@ -124,7 +124,9 @@ export const searchFiles = defineRoute({
     `${MAX_QUERY_WORDS} distinct words and ${MAX_FILE_SEARCH_LENGTH} characters. \`workspace\`: a ` +
     'workspace-relative directory; the files under it, at any depth. `category`: exactly, ignoring case. ' +
     '`ext`: the extension, with or without its dot, ignoring case. Each filter is answered from an index of ' +
-    `its own (word postings, path, category and extension keys), never by reading every file. ${PAGING}`,
+    `its own (word postings, path, category and extension keys), never by reading every file. ${PAGING} ` +
+    '`meta.complete` is false only when every word of `q` is so common (over 1,000 postings each) that ' +
+    'files may have been missed; narrow the query then.',
   query: filePaging.extend({
     q: z
       .string()

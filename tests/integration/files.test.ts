@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { handler as files } from '#functions/http/files';
-import { MAX_CONTENT_BYTES, MAX_FILE_WORDS } from '#lib/files/file-keys';
+import { writeMany } from '#lib/db/batch';
+import { fileKeys, MAX_CONTENT_BYTES, MAX_FILE_WORDS } from '#lib/files/file-keys';
+import { POSTINGS_READ } from '#lib/files/file-search';
 import { activityOf } from '#tests/support/activity';
 import { type CallOptions, call, newUser, type TestUser } from '#tests/support/identity';
 
@@ -270,13 +272,13 @@ describe('GET /files/search', () => {
     expect(byName.status).toBe(200);
     expect(ids(byName)).toEqual([plan.id]);
     expect(ids(byPrefix)).toEqual([runbook.id, plan.id]);
-    expect(byPrefix.body.meta).toEqual({ total: 2, limit: 50, offset: 0, page: 1 });
+    expect(byPrefix.body.meta).toEqual({ total: 2, limit: 50, offset: 0, page: 1, complete: true });
     expect(ids(byContent)).toEqual([plan.id]);
     expect(ids(bothWords)).toEqual([runbook.id]);
     expect(ids(byPath)).toEqual([data.id]);
     expect(ids(byType)).toEqual([runbook.id]);
     expect(ids(byCategory)).toEqual([data.id]);
-    expect(nothing.body).toEqual({ data: [], meta: { total: 0, limit: 50, offset: 0, page: 1 } });
+    expect(nothing.body).toEqual({ data: [], meta: { total: 0, limit: 50, offset: 0, page: 1, complete: true } });
   });
 
   it('filters by workspace (at any depth, not a sibling with the same prefix), category and extension', async () => {
@@ -317,7 +319,7 @@ describe('GET /files/search', () => {
     expect(ids(docsMarkdown)).toEqual([other.id, sibling.id, notes.id]);
     expect(ids(combined)).toEqual([notes.id]);
     expect(ids(paged)).toEqual([notes.id]);
-    expect(paged.body.meta).toEqual({ total: 3, limit: 2, offset: 2, page: 2 });
+    expect(paged.body.meta).toEqual({ total: 3, limit: 2, offset: 2, page: 2, complete: true });
   });
 
   it(`indexes a file's first ${MAX_FILE_WORDS} distinct words, all in the creation's one transaction`, async () => {
@@ -334,6 +336,32 @@ describe('GET /files/search', () => {
     // Assess
     expect(ids(early)).toEqual([created.id]);
     expect(ids(late)).toEqual([]);
+  });
+
+  it(`reads at most ${POSTINGS_READ} postings of a word, checking a rarer word’s files for the common one`, async () => {
+    // Prepare
+    const owner = await newUser('owner');
+    const match = await createFile(owner, { name: 'Common rare', path: 'match.txt' });
+    const rareOnly = await createFile(owner, { name: 'Rare', path: 'rare.txt' });
+    // The postings of files written elsewhere (ids no file of this test has), enough that one read of
+    // `common` stops before the end.
+    await writeMany({
+      puts: Array.from({ length: POSTINGS_READ + 1 }, (_, index) => ({
+        ...fileKeys.posting(owner.orgId, 'common', 1_000_000 + index),
+        ...{ file_id: 1_000_000 + index, path: `elsewhere/${index}.txt`, category_key: null, ext: 'txt' },
+      })),
+    });
+
+    // Act
+    const both = await search(owner, { q: 'common rare' });
+    const rare = await search(owner, { q: 'rare' });
+    const common = await search(owner, { q: 'common' });
+
+    // Assess
+    expect(ids(both)).toEqual([match.id]);
+    expect(both.body.meta).toMatchObject({ total: 1, complete: true });
+    expect(ids(rare)).toEqual([rareOnly.id, match.id]);
+    expect(common.body.meta).toMatchObject({ complete: false });
   });
 
   it.each([
