@@ -55,7 +55,9 @@ export const listRules = defineRoute({
   description:
     'Oldest first. Filters combine (AND). `scope`: the rules of exactly that scope. `agent`: the rules an agent ' +
     'works under, its own (`agent:<name>`) and the universal ones. `category`: exactly that category, ignoring ' +
-    `case. \`permanent\`: \`1\` for permanent rules only, \`0\` for the others.\n\n${SCOPES}`,
+    `case. \`permanent\`: \`1\` for permanent rules only, \`0\` for the others. \`scope\` and \`agent\` read a ` +
+    'scope index, which shows a change a moment after it is written (DynamoDB’s index follows its table ' +
+    `asynchronously); the unfiltered list reads the rules themselves.\n\n${SCOPES}`,
   query: pagingQuery.extend({
     scope: scope.optional(),
     agent: z
