@@ -338,7 +338,7 @@ describe('GET /files/search', () => {
     expect(ids(late)).toEqual([]);
   });
 
-  it(`reads at most ${POSTINGS_READ} postings of a word, checking a rarer word’s files for the common one`, async () => {
+  it(`reads at most ${POSTINGS_READ} postings a word, checking a rarer word’s files for the common one`, async () => {
     // Prepare
     const owner = await newUser('owner');
     const match = await createFile(owner, { name: 'Common rare', path: 'match.txt' });
