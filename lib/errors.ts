@@ -117,9 +117,17 @@ export class ConditionFailedError extends ConflictError {
 export const isConditionFailed = (error: unknown, reason?: string): error is ConditionFailedError =>
   error instanceof ConditionFailedError && (reason === undefined || error.reason === reason);
 
+/** 413: the request body is over its limit, or, naming a `field`, one field of it is over that field's own. */
 export class PayloadTooLargeError extends AppError {
-  constructor(limitBytes: number) {
-    super(413, 'PAYLOAD_TOO_LARGE', `The request body is larger than ${limitBytes} bytes`);
+  constructor(limitBytes: number, field?: string) {
+    super(
+      413,
+      'PAYLOAD_TOO_LARGE',
+      field === undefined
+        ? `The request body is larger than ${limitBytes} bytes`
+        : `${field} is larger than ${limitBytes} bytes`,
+      { details: field === undefined ? [] : [{ path: field, message: `is larger than ${limitBytes} bytes as UTF-8` }] },
+    );
     this.name = 'PayloadTooLargeError';
   }
 }

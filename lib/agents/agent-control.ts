@@ -10,7 +10,7 @@ import {
   setScheduleEnabled,
   storedSchedule,
 } from '#lib/agents/agent-schedule';
-import type { AutomationItem } from '#lib/automations/automation-keys';
+import { type AutomationItem, isTickAutomation } from '#lib/automations/automation-keys';
 import { automationsOfAgent } from '#lib/automations/automation-records';
 import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
@@ -259,9 +259,7 @@ async function changeOnce(
 /** The agent's automations as they are once its tick automation follows `agent`'s schedule. */
 const withTickStatus = (automations: AutomationItem[], agent: AgentItem): AutomationItem[] =>
   automations.map((automation) =>
-    automation.name === `${agent.name}-tick`
-      ? { ...automation, status: automationStatusOf(agent.schedule) }
-      : automation,
+    isTickAutomation(automation) ? { ...automation, status: automationStatusOf(agent.schedule) } : automation,
   );
 
 /**

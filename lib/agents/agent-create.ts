@@ -17,7 +17,7 @@ import {
   storedSchedule,
 } from '#lib/agents/agent-schedule';
 import type { AutomationItem } from '#lib/automations/automation-keys';
-import { agentTickAutomation, newAutomationPut, nextAutomationId } from '#lib/automations/automation-records';
+import { agentTickAutomation, newAutomationWrites, nextAutomationId } from '#lib/automations/automation-records';
 import { pad } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed } from '#lib/errors';
@@ -108,7 +108,7 @@ export async function createAgent(ctx: RequestContext, input: NewAgent): Promise
   try {
     await transact([
       ...newAgentPuts(registered, orgId),
-      newAutomationPut(automation),
+      ...newAutomationWrites(orgId, automation),
       instanceTotalsWrite({ agents: 1 }),
       ...activityWrites(
         orgId,

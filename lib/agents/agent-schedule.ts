@@ -1,5 +1,5 @@
 import { type AgentItem, type AgentSchedule, type AgentStatus, agentScheduleName } from '#lib/agents/agent-keys';
-import type { AutomationItem, AutomationStatus } from '#lib/automations/automation-keys';
+import { type AutomationItem, type AutomationStatus, isTickAutomation } from '#lib/automations/automation-keys';
 import { tickStatusUpdate } from '#lib/automations/automation-records';
 import type { TransactItem } from '#lib/db/transactions';
 import type { RequestContext } from '#lib/kernel/context';
@@ -69,7 +69,7 @@ export function automationSync(
   at: string,
 ): TransactItem[] {
   const status = automationStatusOf(agent.schedule);
-  const tick = automations.find((automation) => automation.name === `${agent.name}-tick`);
+  const tick = automations.find((automation) => automation.agent_name === agent.name && isTickAutomation(automation));
   if (!tick || tick.status === status) return [];
   return [tickStatusUpdate({ orgId, agentName: agent.name, status, at })];
 }

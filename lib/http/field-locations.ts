@@ -17,11 +17,15 @@ export function locateFields(error: unknown, def: RouteDef, renames: Record<stri
     const entry = detail as { path?: unknown };
     if (typeof entry.path !== 'string' || entry.path === '') continue;
     const [head = '', ...rest] = entry.path.split('.');
-    if (LOCATIONS.includes(head)) continue;
+    // A field may share a location's name (a file's `path`): the route's own fields come first.
+    if (LOCATIONS.includes(head) && !isDeclared(head, def)) continue;
     const field = Object.hasOwn(renames, head) ? (renames[head] as string) : head;
     entry.path = [locationOf(field, def), field, ...rest].join('.');
   }
 }
+
+const isDeclared = (field: string, def: RouteDef): boolean =>
+  [def.body, def.query, def.params].some((schema) => fieldsOf(schema).has(field));
 
 function locationOf(field: string, def: RouteDef): string {
   if (fieldsOf(def.body).has(field)) return 'body';

@@ -6,16 +6,19 @@ import * as agentTemplates from '#lib/routes/agent-templates';
 import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
+import * as automations from '#lib/routes/automations';
 import * as billing from '#lib/routes/billing';
 import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
 import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
+import * as files from '#lib/routes/files';
 import * as integrations from '#lib/routes/integrations';
 import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
+import * as rules from '#lib/routes/rules';
 import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
 import * as system from '#lib/routes/system';
@@ -62,4 +65,7 @@ export const allRoutes: RouteDef[] = [
   search,
   logs,
   system,
+  automations,
+  rules,
+  files,
 ].flatMap((module) => routesOf(module));

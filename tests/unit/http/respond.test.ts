@@ -68,6 +68,16 @@ describe('field locations of domain errors', () => {
     ]);
   });
 
+  it('takes a field named like a location for the field when the route declares it', () => {
+    const files = defineRoute({ ...base, method: 'POST', path: '/files', body: z.object({ path: z.string() }) });
+    const error = new ValidationError('bad', [
+      { path: 'path', message: 'x' },
+      { path: 'body.path', message: 'x' },
+    ]);
+    locateFields(error, files);
+    expect(error.details.map((detail) => (detail as { path: string }).path)).toEqual(['body.path', 'body.path']);
+  });
+
   it('uses the request’s spelling of a renamed field', () => {
     const error = new ValidationError('bad', [{ path: 'assignee', message: 'x' }]);
     locateFields(error, route, { assignee: 'q' });
