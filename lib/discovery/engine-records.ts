@@ -138,18 +138,57 @@ export async function markScheduleSynced(input: {
   });
 }
 
-/** Records why the scheduler refused version `version`; the engine stays in the reconciler's index. */
+/**
+ * Records why the scheduler refused version `version`: the engine is not in sync (whatever it was before:
+ * the refused put may have been a repair of an older put that undid a newer one) and is in the
+ * reconciler's index. Refused (`stale`) when the engine changed or went since.
+ */
 export async function markScheduleFailed(input: {
   orgId: string;
   slug: string;
   version: number;
   error: string;
+  at: string;
 }): Promise<void> {
+  const index = unsyncedIndex(input.orgId, input.slug, input.at);
   await table.update({
     Key: engineKeys.bySlug(input.orgId, input.slug),
-    UpdateExpression: 'SET schedule_error = :error',
+    UpdateExpression:
+      'SET schedule_error = :error, schedule_synced_version = :none, gsi1pk = if_not_exists(gsi1pk, :gsi1pk), ' +
+      'gsi1sk = if_not_exists(gsi1sk, :gsi1sk)',
     ConditionExpression: allOf(itemExists, engineVersionIs),
-    ExpressionAttributeValues: { ':error': input.error, ':version': input.version },
+    ExpressionAttributeValues: {
+      ':error': input.error,
+      ':none': null,
+      ':gsi1pk': index.gsi1pk,
+      ':gsi1sk': index.gsi1sk,
+      ':version': input.version,
+    },
+    reason: 'stale',
+  });
+}
+
+/**
+ * Marks version `version` of the engine as not held by the scheduler (a sync gave up while its own put
+ * may have undone a newer one): the engine joins the reconciler's index. Refused (`stale`) when it changed.
+ */
+export async function markScheduleUnsynced(input: {
+  orgId: string;
+  slug: string;
+  version: number;
+  at: string;
+}): Promise<void> {
+  const index = unsyncedIndex(input.orgId, input.slug, input.at);
+  await table.update({
+    Key: engineKeys.bySlug(input.orgId, input.slug),
+    UpdateExpression: 'SET schedule_synced_version = :none, gsi1pk = :gsi1pk, gsi1sk = :gsi1sk',
+    ConditionExpression: allOf(itemExists, engineVersionIs),
+    ExpressionAttributeValues: {
+      ':none': null,
+      ':gsi1pk': index.gsi1pk,
+      ':gsi1sk': index.gsi1sk,
+      ':version': input.version,
+    },
     reason: 'stale',
   });
 }
