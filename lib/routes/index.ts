@@ -11,6 +11,7 @@ import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
 import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
+import * as discoveryEngines from '#lib/routes/discovery-engines';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
 import * as logs from '#lib/routes/logs';
@@ -62,4 +63,5 @@ export const allRoutes: RouteDef[] = [
   search,
   logs,
   system,
+  discoveryEngines,
 ].flatMap((module) => routesOf(module));
