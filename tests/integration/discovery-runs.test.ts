@@ -6,6 +6,7 @@ import { discoveryRunConsumer } from '#functions/queue/discovery-run';
 import { discoveryReconcilerHandler } from '#functions/schedule/discovery-reconciler';
 import { discoveryRunHandler } from '#functions/schedule/discovery-run';
 import { type MemoryQueue, type MemoryQueueOptions, memoryQueue } from '#lib/adapters/local/memory-queue';
+import { claimRun } from '#lib/discovery/run-records';
 import { AgentRunError } from '#lib/errors';
 import { fixedClock } from '#lib/kernel/clock';
 import type { AgentRunner, AgentRunRequest, MessageQueue } from '#lib/kernel/ports';
@@ -571,5 +572,35 @@ describe('the discovery reconciler and runs', () => {
       error: 'The run never started: its queue message was lost',
     });
     expect(engine.stats).toMatchObject({ runs: 1, failed: 1 });
+  });
+
+  it('ends as failed a run whose worker stopped mid-run, once it has run longer than a worker may', async () => {
+    // Prepare: the run is claimed as its worker would, and the worker never comes back.
+    const owner = await newUser('owner');
+    const losing = { send: async () => {} };
+    const svc = service({}, { queue: losing });
+    const engine = await createEngine(svc, owner, { name: 'Radar', layer: 'market' });
+    const queued = (await call(svc.api, 'POST', '/discovery-engines/radar/run', as(owner))).body.data;
+    await claimRun({ orgId: owner.orgId, engineId: engine.id, runId: queued.id, at: svc.clock.now().toISOString() });
+    const reconcile = (seconds: number) =>
+      discoveryReconcilerHandler({
+        ports: { scheduler: svc.scheduler, clock: fixedClock(new Date(svc.clock.now().getTime() + seconds * 1000)) },
+        orgId: owner.orgId,
+      })();
+
+    // Act
+    const early = await reconcile(300);
+    const late = await reconcile(361);
+    const after = await detail(svc, owner, 'radar');
+
+    // Assess
+    expect(early.runs_failed).toBe(0);
+    expect(late.runs_failed).toBe(1);
+    expect(after.recent_runs[0]).toMatchObject({
+      status: 'failed',
+      error: 'The run was interrupted: its worker stopped before it ended',
+      tokens_used: 0,
+    });
+    expect(after.stats).toMatchObject({ runs: 1, failed: 1, compute_minutes: 6.017 });
   });
 });
