@@ -74,6 +74,8 @@ const configSchema = z
     AGENT_TICK_ARN: z.string().min(1).optional(),
     SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
     LOG_GROUP_PREFIX: z.string().min(1).max(512).optional(),
+    DISCOVERY_QUEUE_URL: z.url().optional(),
+    DISCOVERY_RUN_ARN: z.string().min(1).optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -134,6 +136,10 @@ const configSchema = z
     schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
     /** aws mode: the shared beginning of the functions' log group names, read back by GET /logs. */
     logGroupPrefix: env.LOG_GROUP_PREFIX,
+    /** The SQS queue of discovery engine runs asked for by POST /discovery-engines/{slug}/run (aws mode). */
+    discoveryQueueUrl: env.DISCOVERY_QUEUE_URL,
+    /** The function each discovery engine's EventBridge schedule invokes (the `discovery-run` target). */
+    discoveryRunArn: env.DISCOVERY_RUN_ARN,
   }));
 
 export type Config = z.output<typeof configSchema>;

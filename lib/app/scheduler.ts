@@ -6,7 +6,8 @@ import type { Scheduler } from '#lib/kernel/ports';
 let eventBridge: Scheduler | undefined;
 
 /**
- * Schedules: EventBridge Scheduler in aws mode (SCHEDULE_GROUP, AGENT_TICK_ARN, SCHEDULER_ROLE_ARN);
+ * Schedules: EventBridge Scheduler in aws mode (SCHEDULE_GROUP, AGENT_TICK_ARN, DISCOVERY_RUN_ARN,
+ * SCHEDULER_ROLE_ARN);
  * locally the process's table-backed scheduler, whose timers the local runtime drives
  * (infra/local/scheduler.ts). Either is built once per process.
  */
@@ -15,7 +16,7 @@ export function scheduler(): Scheduler {
   eventBridge ??= eventBridgeScheduler(schedulerClient(config.region), {
     group: config.scheduleGroup,
     roleArn: config.schedulerRoleArn,
-    targets: { 'agent-tick': config.agentTickArn },
+    targets: { 'agent-tick': config.agentTickArn, 'discovery-run': config.discoveryRunArn },
   });
   return eventBridge;
 }

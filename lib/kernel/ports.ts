@@ -36,7 +36,7 @@ export interface KeyManagement {
 }
 
 /** The queues the service sends to; each name maps to one SQS queue (aws) or local queue. */
-export type QueueName = 'webhook-delivery' | 'pipeline-stage';
+export type QueueName = 'webhook-delivery' | 'pipeline-stage' | 'discovery-run';
 
 /**
  * Sends a message to a queue for a consumer function to process later. `send` resolves once the queue
@@ -121,7 +121,7 @@ export interface Secrets {
 }
 
 /** What a schedule starts: each name maps to one function (EventBridge target, or the local driver's). */
-export type ScheduleTarget = 'agent-tick';
+export type ScheduleTarget = 'agent-tick' | 'discovery-run';
 
 /** A recurring schedule as the domain asks for it. */
 export interface ScheduleSpec {

@@ -12,6 +12,7 @@ import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
 import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
+import * as discoveryEngines from '#lib/routes/discovery-engines';
 import * as docs from '#lib/routes/docs';
 import * as files from '#lib/routes/files';
 import * as integrations from '#lib/routes/integrations';
@@ -68,4 +69,5 @@ export const allRoutes: RouteDef[] = [
   automations,
   rules,
   files,
+  discoveryEngines,
 ].flatMap((module) => routesOf(module));

@@ -21,12 +21,15 @@ export interface EventBridgeSchedulerOptions {
   group: string;
   /** The role EventBridge assumes to invoke a target (SCHEDULER_ROLE_ARN). */
   roleArn: string | undefined;
-  /** The ARN of each target's function. */
-  targets: Record<ScheduleTarget, string | undefined>;
+  /** The ARN of each target's function; a target without one fails at its first put, naming its variable. */
+  targets: Partial<Record<ScheduleTarget, string>>;
 }
 
 /** The variable that configures each target's function ARN, named when it is missing. */
-const TARGET_VARIABLES: Record<ScheduleTarget, string> = { 'agent-tick': 'AGENT_TICK_ARN' };
+const TARGET_VARIABLES: Record<ScheduleTarget, string> = {
+  'agent-tick': 'AGENT_TICK_ARN',
+  'discovery-run': 'DISCOVERY_RUN_ARN',
+};
 
 /**
  * What EventBridge runs for an interval: whole minutes, rounded up, at least one.

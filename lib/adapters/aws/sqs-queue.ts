@@ -4,6 +4,13 @@ import type { MessageQueue, QueueName } from '#lib/kernel/ports';
 /** SQS refuses a DelaySeconds above 15 minutes. */
 export const MAX_DELAY_SECONDS = 900;
 
+/** The variable that configures each queue's URL, named when it is missing. */
+const QUEUE_URL_VARIABLES: Record<QueueName, string> = {
+  'webhook-delivery': 'WEBHOOK_QUEUE_URL',
+  'pipeline-stage': 'PIPELINE_QUEUE_URL',
+  'discovery-run': 'DISCOVERY_QUEUE_URL',
+};
+
 /**
  * The AWS queue adapter: one SendMessage per message, the body as JSON. A queue without a URL fails at
  * the first send with the variable to set, so that a function deployed without it says why.
@@ -12,7 +19,7 @@ export function sqsQueue(client: SQSClient, urls: Partial<Record<QueueName, stri
   return {
     async send(queue, body, options = {}) {
       const url = urls[queue];
-      if (!url) throw new Error(`No queue URL is configured for ${queue} (WEBHOOK_QUEUE_URL, PIPELINE_QUEUE_URL)`);
+      if (!url) throw new Error(`No queue URL is configured for ${queue} (${QUEUE_URL_VARIABLES[queue]})`);
       const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(options.delaySeconds ?? 0)));
       await client.send(
         new SendMessageCommand({

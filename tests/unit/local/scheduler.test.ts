@@ -15,6 +15,7 @@ describe('SCHEDULE_TARGET_FUNCTIONS', () => {
     // Act / Assess
     for (const name of Object.values(SCHEDULE_TARGET_FUNCTIONS)) expect(functions.has(name)).toBe(true);
     expect(functions.get(SCHEDULE_TARGET_FUNCTIONS['agent-tick'])?.module).toBe('functions/schedule/agent-tick');
+    expect(functions.get(SCHEDULE_TARGET_FUNCTIONS['discovery-run'])?.module).toBe('functions/schedule/discovery-run');
   });
 });
 

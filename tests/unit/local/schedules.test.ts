@@ -21,7 +21,7 @@ describe('rateMs', () => {
 });
 
 describe('readServerlessSchedules', () => {
-  it('finds the webhook sweeper and the pipeline reconciler of serverless.yml, every minute', () => {
+  it('finds the webhook sweeper and the reconcilers of serverless.yml at their rates', () => {
     // Act
     const schedules = readServerlessSchedules();
 
@@ -45,6 +45,12 @@ describe('readServerlessSchedules', () => {
         module: 'functions/schedule/pipeline-reconciler',
         expression: 'rate(1 minute)',
         everyMs: 60_000,
+      },
+      {
+        name: 'discoveryReconciler',
+        module: 'functions/schedule/discovery-reconciler',
+        expression: 'rate(5 minutes)',
+        everyMs: 300_000,
       },
     ]);
   });
@@ -92,6 +98,7 @@ describe('startSchedules', () => {
     expect(schedules.schedules.map(({ fn, expression, everyMs }) => [fn.name, expression, everyMs])).toEqual([
       ['webhookSweeper', 'rate(1 minute)', 60_000],
       ['pipelineReconciler', 'rate(1 minute)', 5_000],
+      ['discoveryReconciler', 'rate(5 minutes)', 300_000],
     ]);
   });
 });
