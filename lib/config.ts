@@ -74,6 +74,7 @@ const configSchema = z
     AGENT_TICK_ARN: z.string().min(1).optional(),
     SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
     LOG_GROUP_PREFIX: z.string().min(1).max(512).optional(),
+    BACKUP_BUCKET: z.string().min(3).max(63).optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -134,6 +135,8 @@ const configSchema = z
     schedulerRoleArn: env.SCHEDULER_ROLE_ARN,
     /** aws mode: the shared beginning of the functions' log group names, read back by GET /logs. */
     logGroupPrefix: env.LOG_GROUP_PREFIX,
+    /** aws mode: the S3 bucket organization backups are written to (infra/aws/backups.yml). */
+    backupBucket: env.BACKUP_BUCKET,
   }));
 
 export type Config = z.output<typeof configSchema>;
