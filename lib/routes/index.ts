@@ -6,6 +6,7 @@ import * as agentTemplates from '#lib/routes/agent-templates';
 import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
+import * as backups from '#lib/routes/backups';
 import * as billing from '#lib/routes/billing';
 import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
@@ -62,4 +63,5 @@ export const allRoutes: RouteDef[] = [
   search,
   logs,
   system,
+  backups,
 ].flatMap((module) => routesOf(module));

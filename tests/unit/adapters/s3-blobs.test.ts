@@ -109,7 +109,8 @@ function fakeS3(options: { failPart?: number } = {}) {
             200,
             {},
             xml(
-              `<ListBucketResult><Name>${BUCKET}</Name><Prefix>${prefix}</Prefix><KeyCount>${contents.length}</KeyCount>` +
+              `<ListBucketResult><Name>${BUCKET}</Name><Prefix>${prefix}</Prefix>` +
+                `<KeyCount>${contents.length}</KeyCount>` +
                 `<IsTruncated>false</IsTruncated>${contents.join('')}</ListBucketResult>`,
             ),
           );
@@ -209,7 +210,8 @@ describe('s3BlobStore', () => {
     expect(complete).toContain('<CompleteMultipartUpload xmlns="http://s3.amazonaws.com/doc/2006-03-01/">');
     for (const n of [1, 2, 3]) {
       expect(complete).toContain(
-        `<Part><ETag>&quot;etag-${n}&quot;</ETag><ChecksumCRC32>crc-${n}</ChecksumCRC32><PartNumber>${n}</PartNumber></Part>`,
+        `<Part><ETag>&quot;etag-${n}&quot;</ETag><ChecksumCRC32>crc-${n}</ChecksumCRC32>` +
+          `<PartNumber>${n}</PartNumber></Part>`,
       );
     }
     expect(s3.objects.get(key)?.equals(expected)).toBe(true);
