@@ -1,5 +1,6 @@
 import { blobs } from '#lib/app/blobs';
 import { remoteStatus } from '#lib/backups/backup-remote';
+import { restoreBackup } from '#lib/backups/backup-restore';
 import {
   backupLogs,
   backupStats,
@@ -50,6 +51,7 @@ export function backupsHandler(options: GroupOptions = {}) {
         });
       }),
       route(routes.deleteBackup, async ({ params, path, ctx }) => deleteBackup(ctx, verbatim(path, params.filename))),
+      route(routes.restoreBackup, async ({ params, path, ctx }) => restoreBackup(ctx, verbatim(path, params.filename))),
     ],
     { ...options, ports: { blobs, ...options.ports } },
   );

@@ -168,3 +168,29 @@ export const triggerBackup = defineRoute({
   response: BackupRecord,
   errors: [409, 422],
 });
+
+export const restoreBackup = defineRoute({
+  group,
+  tags,
+  method: 'POST',
+  path: '/backups/{filename}/restore',
+  auth: 'bearer',
+  summary: 'Restore a backup into the (empty) organization it was taken of',
+  description:
+    'Organization owner only. Disaster recovery: writes the backup’s items back, unchanged, into the same ' +
+    'organization after its data was lost. The organization must be empty (409 otherwise): it holds nothing but ' +
+    'its own record, its members and API key uses; its activity log and log lines written since are kept, the ' +
+    'backup’s written beside them. The file is checked whole first (size, SHA-256, format, every item this ' +
+    'organization’s: 422 otherwise). A restore that stopped midway resumes when asked again for the same file.',
+  params,
+  response: z
+    .object({
+      filename: z.string(),
+      restored_items: z.number().int().min(0),
+      kept_identity_records: z.number().int().min(0),
+      skipped_lookups: z.number().int().min(0),
+      restored_at: z.string(),
+    })
+    .meta({ id: 'BackupRestore' }),
+  errors: [404, 409, 422],
+});

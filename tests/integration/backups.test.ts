@@ -358,6 +358,7 @@ describe('file names that are not exactly one of this organization’s backups',
   it.each([
     ['GET', (name: string) => `/api/backups/${name}/download`],
     ['DELETE', (name: string) => `/api/backups/${name}`],
+    ['POST', (name: string) => `/api/backups/${name}/restore`],
     ['GET', (name: string) => `/api/v1/backups/${name}/download`],
   ])('%s %s answers 400 and touches no storage', async (method, path) => {
     // Prepare

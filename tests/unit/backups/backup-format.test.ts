@@ -33,7 +33,7 @@ const file = (items: Array<Record<string, unknown>>, count = items.length) =>
   headerLine(header) + items.map((one, at) => itemLine(encodeItem(one), at === 0)).join('') + footerLine(count);
 
 describe('the backup file format', () => {
-  it('keeps every value type of the table as it was: strings, numbers, booleans, null, lists, maps, sets, binary', () => {
+  it('keeps every value type as it was: strings, numbers, booleans, null, lists, maps, sets, binary', () => {
     // Prepare
     const original = item('CRED#llm.api_key', {
       text: 'Grüße \u0000 "quoted" \n',
