@@ -15,8 +15,11 @@ import { rawResponse } from '#lib/http/results';
 import * as routes from '#lib/routes/backups';
 
 /**
- * The file name exactly as the path carries it: the router decodes a segment once, so a name that only
- * becomes valid once decoded (any `%`) is refused here, before the domain reads anything.
+ * The file name exactly as the path carries it. API Gateway hands the path over decoded once, and the
+ * router decodes each segment once more; whatever was decoded on the way, a name that is not in the path
+ * as it is (one that only became valid by decoding) is refused here, before the domain reads anything.
+ * The pattern the route's schema checks allows no `%`, `/`, `\`, `..` or NUL, so no decoding can make a
+ * name that leaves the organization's folder.
  */
 function verbatim(path: string, filename: string): string {
   if (!path.split('/').includes(filename)) {
