@@ -10,7 +10,7 @@ import {
   restoreMarkWrite,
 } from '#lib/backups/backup-records';
 import { gunzippedLines, measured } from '#lib/backups/backup-stream';
-import { completeBackup, ownBackupFilename } from '#lib/backups/backups';
+import { completeBackup, failureReason, ownBackupFilename } from '#lib/backups/backups';
 import { actorOf } from '#lib/credentials/credential-keys';
 import { writeMany } from '#lib/db/batch';
 import { counterWrite } from '#lib/db/counters';
@@ -206,7 +206,7 @@ export async function restoreBackup(ctx: RequestContext, name: string): Promise<
   try {
     counts = await writeItems(ctx.ports.blobs, orgId, filename);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = failureReason(ctx, error);
     await appendLogLine(
       orgId,
       'error',

@@ -29,7 +29,7 @@ import { gzipped, measured } from '#lib/backups/backup-stream';
 import { actorOf } from '#lib/credentials/credential-keys';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
-import { ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
+import { AppError, ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 
@@ -65,8 +65,15 @@ const formatBytes = (bytes: number): string =>
       ? `${(bytes / 1024).toFixed(1)} KB`
       : `${(bytes / 1048576).toFixed(1)} MB`;
 
-const oneLine = (error: unknown): string =>
-  (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').slice(0, 300);
+/**
+ * Why something failed, as the organization's backup log may tell it: the message of an error meant for the
+ * caller, otherwise only the trace id (an internal error's message may name the store, the account or a role;
+ * the service's own log has it under that id).
+ */
+export function failureReason(ctx: RequestContext, error: unknown): string {
+  const told = error instanceof AppError && error.expose ? error.message : `an internal error (trace ${ctx.traceId})`;
+  return told.replace(/\s+/g, ' ').slice(0, 300);
+}
 
 /** POST /backups/trigger: exports the organization now and answers the complete backup record. */
 export async function triggerBackup(ctx: RequestContext): Promise<Backup> {
@@ -99,7 +106,12 @@ export async function triggerBackup(ctx: RequestContext): Promise<Backup> {
   } catch (error) {
     await ctx.ports.blobs.delete(key).catch(() => undefined);
     await transact(abandonWrites(orgId, filename)).catch(() => undefined);
-    await appendLogLine(orgId, 'error', `${filename}: failed, nothing kept: ${oneLine(error)}`, ctx.ports.clock.now());
+    await appendLogLine(
+      orgId,
+      'error',
+      `${filename}: failed, nothing kept: ${failureReason(ctx, error)}`,
+      ctx.ports.clock.now(),
+    );
     throw error;
   }
 
