@@ -147,6 +147,7 @@ const CLIENT_MARKERS: Array<[string, RegExp]> = [
   ['SQS', /SQSClient|AmazonSQS/],
   ['Scheduler', /SchedulerClient/],
   ['CloudWatch Logs', /CloudWatchLogsClient|Logs_20140328/],
+  ['S3', /S3Client|AmazonS3/],
   ['Stripe', /api\.stripe\.com/],
   ['AI SDK', /vercel\.ai\.error/],
 ];
@@ -228,6 +229,7 @@ const rows = bundles.map((bundle) => {
     clients.includes('KMS') && !bundle.kmsExpected ? 'KMS' : '',
     clients.includes('Stripe') && bundle.name !== 'billing' ? 'Stripe' : '',
     clients.includes('CloudWatch Logs') && bundle.name !== 'logs' ? 'CloudWatch Logs' : '',
+    clients.includes('S3') && bundle.name !== 'backups' ? 'S3' : '',
     clients.includes('AI SDK') && !runsAgents(bundle) ? 'AI SDK' : '',
   ].filter(Boolean);
   const locales = zodLocalesOf(bundle);
@@ -272,6 +274,7 @@ console.log(
 console.log(
   '\nClient targets: SES only where email is sent (a bundled module calls email.send), KMS only where credentials ' +
     'are read or written (functions given KMS_KEY_ID in serverless.yml), Stripe only in billing, ' +
+    'CloudWatch Logs only in logs, S3 only in backups, ' +
     'the AI SDK only where agents run (a bundled module calls runner.run).',
 );
 for (const [name, message] of failures) console.log(`import failed: ${name}: ${message}`);

@@ -76,6 +76,7 @@ const configSchema = z
     LOG_GROUP_PREFIX: z.string().min(1).max(512).optional(),
     DISCOVERY_QUEUE_URL: z.url().optional(),
     DISCOVERY_RUN_ARN: z.string().min(1).optional(),
+    BACKUP_BUCKET: z.string().min(3).max(63).optional(),
   })
   .transform((env) => ({
     mode: env.APP_MODE,
@@ -140,6 +141,8 @@ const configSchema = z
     discoveryQueueUrl: env.DISCOVERY_QUEUE_URL,
     /** The function each discovery engine's EventBridge schedule invokes (the `discovery-run` target). */
     discoveryRunArn: env.DISCOVERY_RUN_ARN,
+    /** aws mode: the S3 bucket organization backups are written to (infra/aws/backups.yml). */
+    backupBucket: env.BACKUP_BUCKET,
   }));
 
 export type Config = z.output<typeof configSchema>;

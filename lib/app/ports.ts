@@ -30,6 +30,7 @@ export function wirePorts(spec: PortSpec = {}): Ports {
     'scheduler',
     'runner',
     'logs',
+    'blobs',
   ] as const) {
     Object.defineProperty(ports, name, {
       enumerable: true,

@@ -263,6 +263,39 @@ export interface LogSource {
   files(): Promise<ServiceLogFile[]>;
 }
 
+/** A stored file as the blob store describes it. */
+export interface BlobInfo {
+  key: string;
+  size: number;
+  /** ISO time of the last write. */
+  lastModified: string;
+}
+
+/**
+ * Files kept beside the table (organization backups): an S3 bucket in aws mode, a folder under DATA_DIR
+ * locally. A key is `/`-separated segments of `[A-Za-z0-9._-]`, none empty, `.` or `..` (lib/kernel/blob-key.ts):
+ * every adapter refuses any other key before it touches storage, so a key can never name a place outside
+ * the store. `put` replaces what the key held; `get` and `head` of an absent key answer undefined;
+ * `delete` of one does nothing.
+ */
+export interface BlobStore {
+  readonly kind: 's3' | 'local';
+  /**
+   * Stores the bytes `body` yields, read once and as they come (never held whole): the key holds the new
+   * file only once every byte is stored, and nothing of it when `body` or the store fails.
+   */
+  put(key: string, body: AsyncIterable<Uint8Array>, options: { contentType: string }): Promise<{ size: number }>;
+  /** The file's bytes as a stream, or undefined when the key holds none. */
+  get(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  head(key: string): Promise<BlobInfo | undefined>;
+  /**
+   * The files directly in a folder (`prefix` ends with `/`), at most `limit` of them in key order;
+   * `complete` is false when more were left unread.
+   */
+  list(prefix: string, limit: number): Promise<{ items: BlobInfo[]; complete: boolean }>;
+  delete(key: string): Promise<void>;
+}
+
 /** Every port a domain function may use. A function's entry point wires only those its routes need. */
 export interface Ports {
   clock: Clock;
@@ -274,4 +307,5 @@ export interface Ports {
   scheduler: Scheduler;
   runner: AgentRunner;
   logs: LogSource;
+  blobs: BlobStore;
 }

@@ -7,6 +7,7 @@ import * as agents from '#lib/routes/agents';
 import * as apiKeys from '#lib/routes/api-keys';
 import * as auth from '#lib/routes/auth';
 import * as automations from '#lib/routes/automations';
+import * as backups from '#lib/routes/backups';
 import * as billing from '#lib/routes/billing';
 import * as changelog from '#lib/routes/changelog';
 import * as credentials from '#lib/routes/credentials';
@@ -70,4 +71,5 @@ export const allRoutes: RouteDef[] = [
   rules,
   files,
   discoveryEngines,
+  backups,
 ].flatMap((module) => routesOf(module));
