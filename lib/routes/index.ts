@@ -13,12 +13,14 @@ import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
 import * as integrations from '#lib/routes/integrations';
+import * as jobQueue from '#lib/routes/job-queue';
 import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
 import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
 import * as system from '#lib/routes/system';
+import * as taskQueue from '#lib/routes/task-queue';
 import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
@@ -62,4 +64,6 @@ export const allRoutes: RouteDef[] = [
   search,
   logs,
   system,
+  taskQueue,
+  jobQueue,
 ].flatMap((module) => routesOf(module));
