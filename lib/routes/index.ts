@@ -12,6 +12,7 @@ import * as credentials from '#lib/routes/credentials';
 import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as docs from '#lib/routes/docs';
+import * as factoryWorkers from '#lib/routes/factory-workers';
 import * as integrations from '#lib/routes/integrations';
 import * as jobQueue from '#lib/routes/job-queue';
 import * as logs from '#lib/routes/logs';
@@ -66,4 +67,5 @@ export const allRoutes: RouteDef[] = [
   system,
   taskQueue,
   jobQueue,
+  factoryWorkers,
 ].flatMap((module) => routesOf(module));

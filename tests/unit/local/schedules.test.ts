@@ -21,7 +21,7 @@ describe('rateMs', () => {
 });
 
 describe('readServerlessSchedules', () => {
-  it('finds the webhook sweeper and the pipeline reconciler of serverless.yml, every minute', () => {
+  it('finds the webhook sweeper, the pipeline reconciler and the factory pool of serverless.yml, every minute', () => {
     // Act
     const schedules = readServerlessSchedules();
 
@@ -43,6 +43,12 @@ describe('readServerlessSchedules', () => {
       {
         name: 'pipelineReconciler',
         module: 'functions/schedule/pipeline-reconciler',
+        expression: 'rate(1 minute)',
+        everyMs: 60_000,
+      },
+      {
+        name: 'factoryPool',
+        module: 'functions/schedule/factory-pool',
         expression: 'rate(1 minute)',
         everyMs: 60_000,
       },
@@ -83,9 +89,9 @@ describe('readServerlessSchedules', () => {
 });
 
 describe('startSchedules', () => {
-  it('runs a function on the interval given for it, the others on their serverless.yml rate', () => {
+  it('runs a function on the interval given for it, the others on their own rate, leaving out those skipped', () => {
     // Act
-    const schedules = startSchedules({ everyMsOf: { pipelineReconciler: 5_000 } });
+    const schedules = startSchedules({ everyMsOf: { pipelineReconciler: 5_000 }, skip: ['factoryPool'] });
     schedules.stop();
 
     // Assess
