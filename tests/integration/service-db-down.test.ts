@@ -73,7 +73,7 @@ describe('data routes (DynamoDB unreachable)', () => {
 });
 
 describe('the queues (DynamoDB unreachable)', () => {
-  it('answers POST /task-queue/submit and /task-queue/claim with 503 “The queue is unavailable” and Retry-After', async () => {
+  it('answers POST /task-queue/submit and /claim with 503 “The queue is unavailable” and Retry-After', async () => {
     // Prepare: a caller the authenticator lets through without the table, so that the queue meets the outage.
     const { taskQueueHandler } = await import('#functions/http/task-queue');
     const taskQueue = taskQueueHandler({
