@@ -36,14 +36,18 @@ export interface LocalSchedulesOptions {
    * setting (PIPELINE_RECONCILE_INTERVAL_SEC), since EventBridge rates are a minute at least.
    */
   everyMsOf?: Partial<Record<string, number>>;
+  /** Functions whose schedule is not run: the local runtime runs their work in its own way. */
+  skip?: string[];
   onError?: (schedule: Schedule, error: unknown) => void;
 }
 
 export function startSchedules(options: LocalSchedulesOptions = {}): LocalSchedules {
-  const schedules = readServerlessSchedules(options.serverlessFile).map((schedule) => {
-    const everyMs = options.everyMsOf?.[schedule.fn.name];
-    return everyMs === undefined ? schedule : { ...schedule, everyMs };
-  });
+  const schedules = readServerlessSchedules(options.serverlessFile)
+    .filter((schedule) => !options.skip?.includes(schedule.fn.name))
+    .map((schedule) => {
+      const everyMs = options.everyMsOf?.[schedule.fn.name];
+      return everyMs === undefined ? schedule : { ...schedule, everyMs };
+    });
   const timers = schedules.map((schedule) => {
     let running = false;
     const run = async () => {

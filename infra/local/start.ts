@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   let gateway: Gateway | undefined;
   let schedules: LocalSchedules | undefined;
   let storedSchedules: { close(): void } | undefined;
+  let factory: { stop(): Promise<void> } | undefined;
   let stopping = false;
   const runtimeFile = resolve(dataDir, 'runtime.json');
 
@@ -62,6 +63,9 @@ async function main(): Promise<void> {
     console.log('\nStopping…');
     schedules?.stop();
     storedSchedules?.close();
+    // The jobs in hand get a few seconds to finish while the table is still there; a job cut short keeps
+    // its lease until it runs out, and is claimed again after the next start.
+    await Promise.race([factory?.stop().catch(() => undefined), new Promise((done) => setTimeout(done, 5_000))]);
     await gateway?.close().catch(() => undefined);
     await dynamo?.stop().catch(() => undefined);
     // Both are this instance's own: the lock keeps every other instance out of DATA_DIR.
@@ -111,6 +115,8 @@ async function main(): Promise<void> {
         config.pipelineReconcileIntervalSec === undefined
           ? {}
           : { pipelineReconciler: config.pipelineReconcileIntervalSec * 1000 },
+      // Deployed, the factory runs for most of each minute; here it runs all the time, below.
+      skip: ['factoryPool'],
     });
     // Imported here, not at the top: its modules read the configuration, which must see the endpoint set above.
     const { connectScheduler } = await import('#infra/local/scheduler');
@@ -120,6 +126,14 @@ async function main(): Promise<void> {
     // the DynamoDB address at import.
     const { connectLocalQueues } = await import('#infra/local/queues');
     const queues = connectLocalQueues();
+    // The factory workers of the job queue, in this process: a pool per organization with work, each
+    // sized by its organization's setting (PATCH /factory-workers/config).
+    const [{ startFactory }, { wirePorts }, { requestContext }] = await Promise.all([
+      import('#lib/factory/factory-pool'),
+      import('#lib/app/ports'),
+      import('#lib/kernel/context'),
+    ]);
+    factory = startFactory(requestContext({ ports: wirePorts(), traceId: 'factory' }));
     writeFileSync(
       runtimeFile,
       JSON.stringify({ pid: process.pid, port: gateway.port, dynamodb_endpoint: config.dynamoEndpoint }, null, 2),
@@ -146,6 +160,7 @@ async function main(): Promise<void> {
         `  Schedules ${scheduled.join(', ') || 'none'}`,
         `  Agent schedules ${stored.armed} running (from the table)`,
         `  Queues   ${queues.map((consumer) => `${consumer.queue} -> ${consumer.fn.name}`).join(', ') || 'none'}`,
+        '  Factory  job-queue workers running in process (GET /api/factory-workers)',
         '',
         'Press Ctrl-C to stop.',
       ].join('\n'),

@@ -5,9 +5,11 @@ import { prefixEnd, type TableKey, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { engineKeys } from '#lib/discovery/engine-keys';
 import { runKeys } from '#lib/discovery/run-keys';
+import { factoryKeys } from '#lib/factory/factory-keys';
 import { fileKeys } from '#lib/files/file-keys';
 import { apiKeyKeys } from '#lib/identity/api-key-records';
 import { teamKeys } from '#lib/identity/team-records';
+import { jobKeys } from '#lib/jobs/job-keys';
 import { logKeys } from '#lib/logs/log-records';
 import { metricKeys } from '#lib/metrics/metric-keys';
 import { assigneeKey, taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
@@ -40,7 +42,18 @@ import { assigneeKey, taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
  * `${tenantPk(…)}#<NAME>` in lib and fails for a name this module does not place.
  */
 export const PARTITION_SUFFIXES = {
-  exported: ['#ACTIVITY', '#ACTIVITYCOUNT', '#METRICS', '#LOGS', '#QUEUE', '#FILES', '#DISCOVERYRUNS'],
+  exported: [
+    '#ACTIVITY',
+    '#ACTIVITYCOUNT',
+    '#METRICS',
+    '#LOGS',
+    '#QUEUE',
+    '#FILES',
+    '#DISCOVERYRUNS',
+    '#JOBS',
+    '#JQ',
+    '#FACTORY',
+  ],
   /** The backups' own records. */
   notExported: ['#BACKUPS'],
   /** Index partition keys (gsi1pk, gsi2pk): the items are in partitions above. */
@@ -66,6 +79,9 @@ export const sidePartitions = (orgId: string): string[] => [
   activityKeys.countPk(orgId),
   logKeys.partition(orgId),
   fileKeys.pk(orgId),
+  jobKeys.jobsPk(orgId),
+  jobKeys.countsPk(orgId),
+  factoryKeys.pk(orgId),
 ];
 
 /** What reading the records of `T#<org>` tells about the partitions and lookups to read after them. */

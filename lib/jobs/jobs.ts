@@ -1,57 +1,63 @@
 import { randomBase62 } from '#lib/crypto/secrets';
-import { type TableKey, tenantPk } from '#lib/db/keys';
-import { itemIsNew, type TransactItem } from '#lib/db/transactions';
+import type { TransactItem } from '#lib/db/transactions';
+import { ServiceUnavailableError } from '#lib/errors';
+import { newJobItem, newJobWrites } from '#lib/jobs/job-writes';
 
 /**
- * Queued jobs of an organization. Whatever queues work (a git push with new logos, a product's new
+ * Jobs queued by other areas' changes. Whatever queues work (a git push with new logos, a product's new
  * colours) adds the job to the transaction of the change that asks for it, so a job exists exactly
- * when its cause was recorded. The job queue endpoints and their workers come later and claim jobs in
- * this shape.
- *
- * | record | pk | sk | notes |
- * |---|---|---|---|
- * | job | `T#<org>` | `JOB#<id>` | id `job_` + 16 base62 characters |
+ * when its cause was recorded. These jobs go to the job queue (lane `job`, queue `default`), where the
+ * factory workers (lib/factory) claim them by type; the engine itself is lib/jobs/job-*.ts.
  */
-export const jobKeys = {
-  byId: (orgId: string, jobId: string): TableKey => ({ pk: tenantPk(orgId), sk: `JOB#${jobId}` }),
-  prefix: 'JOB#',
-};
 
-export interface NewJob {
+export const newJobId = (): string => `job_${randomBase62(16)}`;
+
+export interface QueuedJob {
   /** What the worker does, e.g. `brand-assets`. */
   type: string;
   payload: Record<string, unknown>;
-  /** Names the cause, so that the same cause can be recognised as already queued. */
+  /**
+   * Names the cause, kept on the job so that it can be traced to it. The callers' causes happen once
+   * (a webhook delivery, a recorded change), so no idempotency guard is written.
+   */
   idempotencyKey: string;
+  /** The job queue's queue; `default` unless given. */
+  queue?: string;
 }
 
 /**
- * A queued job as a write for the caller's transaction, with the id it will have.
+ * A queued job as writes for the caller's transaction (the job and its queue's counts), with its id.
  *
  * @example
  * const job = queueJob(orgId, { type: 'brand-assets', payload, idempotencyKey: `git:${deliveryId}` }, now);
- * await transact([...writes, job.write]);
+ * await transact([...writes, ...job.writes]);
  */
-export function queueJob(orgId: string, job: NewJob, now: Date): { id: string; write: TransactItem } {
-  const id = `job_${randomBase62(16)}`;
-  const at = now.toISOString();
-  return {
+export function queueJob(orgId: string, job: QueuedJob, now: Date): { id: string; writes: TransactItem[] } {
+  const id = newJobId();
+  const item = newJobItem(
+    orgId,
     id,
-    write: {
-      Put: {
-        Item: {
-          ...jobKeys.byId(orgId, id),
-          id,
-          type: job.type,
-          status: 'queued',
-          payload: job.payload,
-          idempotency_key: job.idempotencyKey,
-          attempts: 0,
-          created_at: at,
-          updated_at: at,
-        },
-        ConditionExpression: itemIsNew,
-      },
-    },
-  };
+    { lane: 'job', queue: job.queue, type: job.type, payload: job.payload, idempotencyKey: job.idempotencyKey },
+    now,
+  );
+  return { id, writes: newJobWrites(orgId, item, now) };
+}
+
+/**
+ * Runs a queue operation, saying "the queue is unavailable" when the table cannot answer (the 503 the
+ * database boundary raises, lib/db/unavailable.ts), so a worker knows to back off and try again.
+ */
+export async function queueCall<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof ServiceUnavailableError) {
+      throw new ServiceUnavailableError(
+        'The queue is unavailable; try again shortly',
+        error,
+        Number(error.headers['Retry-After'] ?? 1),
+      );
+    }
+    throw error;
+  }
 }

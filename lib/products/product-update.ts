@@ -114,7 +114,7 @@ async function applyChanges(
       },
       now,
     );
-    writes.push(job.write);
+    writes.push(...job.writes);
     followUp.push({ type: 'job.queued', job_type: 'brand-assets', id: job.id, status: 'queued' });
   }
 

@@ -15,8 +15,10 @@ import * as dashboard from '#lib/routes/dashboard';
 import * as deployments from '#lib/routes/deployments';
 import * as discoveryEngines from '#lib/routes/discovery-engines';
 import * as docs from '#lib/routes/docs';
+import * as factoryWorkers from '#lib/routes/factory-workers';
 import * as files from '#lib/routes/files';
 import * as integrations from '#lib/routes/integrations';
+import * as jobQueue from '#lib/routes/job-queue';
 import * as logs from '#lib/routes/logs';
 import * as organizations from '#lib/routes/organizations';
 import * as products from '#lib/routes/products';
@@ -24,6 +26,7 @@ import * as rules from '#lib/routes/rules';
 import * as search from '#lib/routes/search';
 import * as service from '#lib/routes/service';
 import * as system from '#lib/routes/system';
+import * as taskQueue from '#lib/routes/task-queue';
 import * as tasks from '#lib/routes/tasks';
 import * as teams from '#lib/routes/teams';
 import * as tenantConfig from '#lib/routes/tenant-config';
@@ -72,4 +75,7 @@ export const allRoutes: RouteDef[] = [
   files,
   discoveryEngines,
   backups,
+  taskQueue,
+  jobQueue,
+  factoryWorkers,
 ].flatMap((module) => routesOf(module));

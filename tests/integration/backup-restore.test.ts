@@ -7,9 +7,11 @@ import { agentsHandler } from '#functions/http/agents';
 import { handler as apiKeys } from '#functions/http/api-keys';
 import { handler as credentials } from '#functions/http/credentials';
 import { discoveryEnginesHandler } from '#functions/http/discovery-engines';
+import { handler as factoryWorkers } from '#functions/http/factory-workers';
 import { handler as files } from '#functions/http/files';
 import { handler as logs } from '#functions/http/logs';
 import { handler as rules } from '#functions/http/rules';
+import { handler as taskQueue } from '#functions/http/task-queue';
 import { handler as teams } from '#functions/http/teams';
 import { handler as tokens } from '#functions/http/tokens';
 import { discoveryRunHandler } from '#functions/schedule/discovery-run';
@@ -39,7 +41,7 @@ async function ok(response: Promise<{ status: number; body: unknown }>, expected
 /**
  * An organization with a little of everything, made through the API: products, tasks (queued, assigned,
  * done), an agent with a schedule, a pipeline, a sealed credential, token consumption in the ledger, an
- * API key (and a use of it), a team, a log line, a file, a rule and a discovery engine with a run.
+ * API key (and a use of it), a team, a log line, a file, a rule, a discovery engine with a run, a queued job and a factory setting.
  */
 async function seed(owner: TestUser): Promise<{ apiKey: string }> {
   const agents = agentsHandler({ ports: { scheduler: recordingScheduler() } });
@@ -87,6 +89,17 @@ async function seed(owner: TestUser): Promise<{ apiKey: string }> {
   );
   const run = discoveryRunHandler({ runner: localRunner(), scheduler });
   await run({ org_id: owner.orgId, engine_id: engine.data.id as number, slug: engine.data.slug as string });
+  await ok(
+    call(taskQueue, 'POST', '/task-queue/submit', as(owner, { body: { task_type: 'echo', payload: { n: 1 } } })),
+  );
+  await ok(
+    call(
+      factoryWorkers,
+      'PATCH',
+      '/factory-workers/config',
+      as(owner, { body: { worker_count: 2, max_concurrent: 4 } }),
+    ),
+  );
   const apiKey = key.data.key as string;
   await ok(listTasks({ ...owner, token: apiKey }));
   return { apiKey };
@@ -189,6 +202,9 @@ describe('POST /backups/{filename}/restore', () => {
         expect.stringMatching(new RegExp(`^T#${owner.orgId}#METRICS\\|`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}#FILES\\|`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}#DISCOVERYRUNS#`)),
+        expect.stringMatching(new RegExp(`^T#${owner.orgId}#JOBS\\|`)),
+        expect.stringMatching(new RegExp(`^T#${owner.orgId}#JQ\\|`)),
+        expect.stringMatching(new RegExp(`^T#${owner.orgId}#FACTORY\\|`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}\\|RULE#`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}\\|APIKEYUSE#`)),
       ]),

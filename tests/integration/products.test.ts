@@ -6,6 +6,7 @@ import { transact } from '#lib/db/transactions';
 import { taskCountsChange } from '#lib/products/product-records';
 import { activityOf } from '#tests/support/activity';
 import { type CallOptions, call, joinOrganization, newUser, type TestUser } from '#tests/support/identity';
+import { jobItemsOf } from '#tests/support/jobs';
 
 beforeAll(async () => {
   // The first user of this file's table is the instance admin, who may do everything everywhere;
@@ -596,14 +597,14 @@ describe('PATCH /products/{slug}', () => {
       '/products/brand',
       as(owner, { body: { brand_color: '#F00', accent_color: '#00ff00' } }),
     );
-    const jobsAfterChange = await itemsOf(owner.orgId, 'JOB#');
+    const jobsAfterChange = await jobItemsOf(owner.orgId, 'JOB#');
     const same = await call(
       products,
       'PATCH',
       '/products/brand',
       as(owner, { body: { brand_color: '#ff0000', accent_color: '#0F0' } }),
     );
-    const jobsAfterSame = await itemsOf(owner.orgId, 'JOB#');
+    const jobsAfterSame = await jobItemsOf(owner.orgId, 'JOB#');
 
     // Assess
     expect(changed.status).toBe(200);
@@ -619,11 +620,14 @@ describe('PATCH /products/{slug}', () => {
       ],
     });
     expect(changed.body.data).toMatchObject({ brand_color: '#ff0000', accent_color: '#00ff00' });
+    // Queued to the job queue's default queue, where the factory workers claim it by type.
     expect(jobsAfterChange).toEqual([
-      {
-        pk: tenantPk(owner.orgId),
+      expect.objectContaining({
+        pk: `${tenantPk(owner.orgId)}#JOBS`,
         sk: `JOB#${jobId}`,
         id: jobId,
+        lane: 'job',
+        queue: 'default',
         type: 'brand-assets',
         status: 'queued',
         payload: {
@@ -635,9 +639,10 @@ describe('PATCH /products/{slug}', () => {
         },
         idempotency_key: `product:${created.id}:colors:${changed.body.data.updated_at}`,
         attempts: 0,
+        available_at: changed.body.data.updated_at,
         created_at: changed.body.data.updated_at,
         updated_at: changed.body.data.updated_at,
-      },
+      }),
     ]);
     expect(same.status).toBe(200);
     expect(same.body).toEqual({ data: changed.body.data, meta: { follow_up: [] } });
@@ -659,7 +664,7 @@ describe('PATCH /products/{slug}', () => {
     expect(responses.every((response) => [200, 409].includes(response.status))).toBe(true);
     const followUps = responses.flatMap((response) => response.body.meta?.follow_up ?? []);
     expect(followUps).toHaveLength(1);
-    expect(await itemsOf(owner.orgId, 'JOB#')).toHaveLength(1);
+    expect(await jobItemsOf(owner.orgId, 'JOB#')).toHaveLength(1);
   });
 
   it('queues a job when a colour is cleared, but not for changes of other fields', async () => {
@@ -675,7 +680,7 @@ describe('PATCH /products/{slug}', () => {
     expect(renamed.body.meta).toEqual({ follow_up: [] });
     expect(cleared.body.meta.follow_up).toHaveLength(1);
     expect(cleared.body.data.accent_color).toBeNull();
-    const jobs = await itemsOf(owner.orgId, 'JOB#');
+    const jobs = await jobItemsOf(owner.orgId, 'JOB#');
     expect(jobs.map((job) => job.payload)).toEqual([
       {
         product_id: expect.any(Number),

@@ -71,3 +71,43 @@ describe('data routes (DynamoDB unreachable)', () => {
     });
   });
 });
+
+describe('the queues (DynamoDB unreachable)', () => {
+  it('answers POST /task-queue/submit and /claim with 503 “The queue is unavailable” and Retry-After', async () => {
+    // Prepare: a caller the authenticator lets through without the table, so that the queue meets the outage.
+    const { taskQueueHandler } = await import('#functions/http/task-queue');
+    const taskQueue = taskQueueHandler({
+      authenticator: {
+        authenticate: async () => ({
+          method: 'api_key',
+          orgId: 'org-down',
+          capability: 'write',
+          isInstanceAdmin: false,
+          scopes: ['write'],
+          organization: { id: 'org-down', name: 'Down', slug: 'down' },
+        }),
+      },
+    });
+    const post = (path: string, body: unknown) =>
+      taskQueue(
+        httpEvent('POST', path, {
+          headers: { authorization: 'Bearer key', 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
+        context(),
+      );
+
+    // Act
+    const submitted = await post('/api/task-queue/submit', { task_type: 'resize' });
+    const claimed = await post('/api/task-queue/claim', { worker_id: 'w1' });
+
+    // Assess
+    for (const response of [submitted, claimed]) {
+      expect(response.statusCode).toBe(503);
+      expect(response.headers?.['Retry-After']).toBe('1');
+      expect(bodyOf(response)).toEqual({
+        error: { code: 'SERVICE_UNAVAILABLE', message: 'The queue is unavailable; try again shortly', details: [] },
+      });
+    }
+  });
+});

@@ -15,6 +15,7 @@ import { logger } from '#lib/logger';
 import { contextWith } from '#tests/support/context';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
+import { jobItemsOf } from '#tests/support/jobs';
 import { captureLogs } from '#tests/support/logs';
 
 /**
@@ -155,10 +156,13 @@ async function itemsOf(orgId: string, prefix: string): Promise<Record<string, un
 }
 
 /** Records the webhooks can create; a refused request must leave all of them untouched. */
-async function recordCounts(orgId: string) {
-  const prefixes = ['DEPLOYMENT#', 'JOB#', 'ALERT#', 'SUPPORT#', 'WEBHOOKEVENT#'];
+async function recordCounts(orgId: string): Promise<Record<string, number | undefined>> {
+  const prefixes = ['DEPLOYMENT#', 'ALERT#', 'SUPPORT#', 'WEBHOOKEVENT#'];
   const counts = await Promise.all(prefixes.map(async (prefix) => (await itemsOf(orgId, prefix)).length));
-  return Object.fromEntries(prefixes.map((prefix, index) => [prefix, counts[index]]));
+  return {
+    ...Object.fromEntries(prefixes.map((prefix, index) => [prefix, counts[index]])),
+    jobs: (await jobItemsOf(orgId)).length,
+  };
 }
 
 describe('POST /webhooks/git', () => {
@@ -203,7 +207,7 @@ describe('POST /webhooks/git', () => {
       pusher: 'mirachen',
       pipeline_status: 'not_configured',
     });
-    const jobs = await itemsOf(org.orgId, 'JOB#');
+    const jobs = await jobItemsOf(org.orgId, 'JOB#');
     expect(jobs.filter((job) => (job.payload as { commit_sha: string }).commit_sha === push.after)).toEqual([]);
   });
 
@@ -230,7 +234,7 @@ describe('POST /webhooks/git', () => {
       'job.queued',
     ]);
     const jobId = actions[2]?.id as string;
-    const [job] = await itemsOf(org.orgId, `JOB#${jobId}`);
+    const [job] = await jobItemsOf(org.orgId, `JOB#${jobId}`);
     expect(job).toMatchObject({
       id: jobId,
       type: 'brand-assets',

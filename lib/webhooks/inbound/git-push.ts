@@ -152,8 +152,8 @@ async function planPush(
     ctx,
     orgId,
     { deploymentId, repository, branch, commitSha, pusher, compareUrl: push.compare ?? null },
-    // Beside the execution's own items: the deployment and the job.
-    input.reserved + 1 + (job ? 1 : 0),
+    // Beside the execution's own items: the deployment and the job's writes.
+    input.reserved + 1 + (job?.writes.length ?? 0),
   );
   const writes: TransactItem[] = [
     newDeploymentWrite(
@@ -180,7 +180,7 @@ async function planPush(
     pipeline.action,
   ];
   if (job) {
-    writes.push(job.write);
+    writes.push(...job.writes);
     actions.push({
       type: 'job.queued',
       id: job.id,

@@ -11,8 +11,8 @@ import { tenantPk } from '#lib/db/keys';
  * | support request | `T#<org>` | `SUPPORT#<id>` | |
  *
  * Deployments the webhooks record live in lib/deployments/deployment-keys.ts; jobs they queue (brand
- * assets) are written by lib/jobs/jobs.ts (`JOB#<id>`); the deploy pipeline's executions a push starts,
- * by lib/pipelines/execution-records.ts.
+ * assets) are written by lib/jobs/jobs.ts (`T#<org>#JOBS` / `JOB#<id>`, lib/jobs/job-keys.ts); the deploy
+ * pipeline's executions a push starts, by lib/pipelines/execution-records.ts.
  */
 export type WebhookSource = 'git' | 'deploy' | 'chat';
 

@@ -21,7 +21,7 @@ describe('rateMs', () => {
 });
 
 describe('readServerlessSchedules', () => {
-  it('finds the webhook sweeper and the reconcilers of serverless.yml at their rates', () => {
+  it('finds the webhook sweeper, the reconcilers and the factory pool of serverless.yml at their rates', () => {
     // Act
     const schedules = readServerlessSchedules();
 
@@ -51,6 +51,12 @@ describe('readServerlessSchedules', () => {
         module: 'functions/schedule/discovery-reconciler',
         expression: 'rate(5 minutes)',
         everyMs: 300_000,
+      },
+      {
+        name: 'factoryPool',
+        module: 'functions/schedule/factory-pool',
+        expression: 'rate(1 minute)',
+        everyMs: 60_000,
       },
     ]);
   });
@@ -89,9 +95,9 @@ describe('readServerlessSchedules', () => {
 });
 
 describe('startSchedules', () => {
-  it('runs a function on the interval given for it, the others on their serverless.yml rate', () => {
+  it('runs a function on the interval given for it, the others on their own rate, leaving out those skipped', () => {
     // Act
-    const schedules = startSchedules({ everyMsOf: { pipelineReconciler: 5_000 } });
+    const schedules = startSchedules({ everyMsOf: { pipelineReconciler: 5_000 }, skip: ['factoryPool'] });
     schedules.stop();
 
     // Assess
