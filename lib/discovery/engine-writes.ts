@@ -23,7 +23,7 @@ import { type Engine, engineNotFound, toEngine } from '#lib/discovery/engine-vie
 import { ConflictError, isConditionFailed, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
-import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
+import { createUnderSlug, slugFromName } from '#lib/products/product-slug';
 
 /**
  * Creating, changing and deleting discovery engines. Each writes the record first (one transaction with
@@ -80,26 +80,16 @@ export async function createEngine(ctx: RequestContext, input: NewEngine): Promi
     ]);
   }
   const id = await nextId(counterKey(engineKeys.counter, tenantPk(orgId)));
-  const create = (slug: string) => writeNewEngine(ctx, principal, id, slug, input);
-  if (base === undefined) {
-    try {
-      return await create(input.slug as string);
-    } catch (error) {
-      throw isConditionFailed(error, 'slug-taken') ? slugTaken() : error;
-    }
-  }
-  const lostRaces = new Set<string>(RESERVED_ENGINE_SLUGS);
-  for (let attempt = 1; attempt <= GENERATED_SLUG_ATTEMPTS; attempt += 1) {
-    const seen = await slugsStartingWith({ orgId, prefix: numberedSlugPrefix(base) });
-    const slug = firstFreeSlug(base, new Set([...seen, ...lostRaces]));
-    try {
-      return await create(slug);
-    } catch (error) {
-      if (!(error instanceof ConflictError)) throw error;
-      if (isConditionFailed(error, 'slug-taken')) lostRaces.add(slug);
-    }
-  }
-  throw new ConflictError('Too many discovery engines with this name are being created at once; try again');
+  return await createUnderSlug({
+    ...(input.slug === undefined ? {} : { given: input.slug }),
+    base: base ?? '',
+    reserved: RESERVED_ENGINE_SLUGS,
+    seen: (prefix) => slugsStartingWith({ orgId, prefix }),
+    create: (slug) => writeNewEngine(ctx, principal, id, slug, input),
+    taken: slugTaken,
+    attempts: GENERATED_SLUG_ATTEMPTS,
+    busy: 'Too many discovery engines with this name are being created at once; try again',
+  });
 }
 
 async function writeNewEngine(

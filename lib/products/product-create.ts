@@ -2,13 +2,13 @@ import { activityActor, activityWrites } from '#lib/activity/activity-log';
 import { counterKey, nextId } from '#lib/db/counters';
 import { tenantPk } from '#lib/db/keys';
 import { transact } from '#lib/db/transactions';
-import { ConflictError, isConditionFailed, ValidationError } from '#lib/errors';
+import { ConflictError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 import { orgTotalsWrite } from '#lib/metrics/metric-records';
 import { emptyTaskCounts, type Product, type ProductItem, productKeys, toProduct } from '#lib/products/product-keys';
 import { newProductWrites, slugsStartingWith } from '#lib/products/product-records';
-import { firstFreeSlug, numberedSlugPrefix, slugFromName } from '#lib/products/product-slug';
+import { createUnderSlug, slugFromName } from '#lib/products/product-slug';
 import { DEFAULT_PRODUCT_STATUS, type ProductStatusInput, toProductStatus } from '#lib/products/product-status';
 import { productSearchFields, wordsOf } from '#lib/search/search-fields';
 import { postingWrites } from '#lib/search/search-postings';
@@ -50,28 +50,15 @@ export async function createProduct(ctx: RequestContext, input: NewProduct): Pro
     ]);
   }
   const id = await nextId(counterKey(productKeys.counter, tenantPk(orgId)));
-  const create = (slug: string) => writeNewProduct(ctx, principal, id, slug, input);
-  if (base === undefined) {
-    try {
-      return await create(input.slug as string);
-    } catch (error) {
-      throw isConditionFailed(error, 'slug-taken') ? slugTaken() : error;
-    }
-  }
-
-  const lostRaces = new Set<string>();
-  for (let attempt = 1; attempt <= GENERATED_SLUG_ATTEMPTS; attempt += 1) {
-    const seen = await slugsStartingWith({ orgId, prefix: numberedSlugPrefix(base) });
-    const slug = firstFreeSlug(base, new Set([...seen, ...lostRaces]));
-    try {
-      return await create(slug);
-    } catch (error) {
-      // Another create took this slug (or held the same items) between the Query and the write.
-      if (!(error instanceof ConflictError)) throw error;
-      if (isConditionFailed(error, 'slug-taken')) lostRaces.add(slug);
-    }
-  }
-  throw new ConflictError('Too many products with this name are being created at once; try again');
+  return await createUnderSlug({
+    ...(input.slug === undefined ? {} : { given: input.slug }),
+    base: base ?? '',
+    seen: (prefix) => slugsStartingWith({ orgId, prefix }),
+    create: (slug) => writeNewProduct(ctx, principal, id, slug, input),
+    taken: slugTaken,
+    attempts: GENERATED_SLUG_ATTEMPTS,
+    busy: 'Too many products with this name are being created at once; try again',
+  });
 }
 
 async function writeNewProduct(

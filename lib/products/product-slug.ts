@@ -1,3 +1,5 @@
+import { ConflictError, isConditionFailed } from '#lib/errors';
+
 /**
  * Product slugs: the path key of a product, unique in its organization and fixed at creation.
  * A slug is lowercase letters and digits in runs joined by single hyphens, at most 64 characters.
@@ -48,4 +50,43 @@ export function firstFreeSlug(base: string, taken: ReadonlySet<string>): string 
     const candidate = numberedSlug(base, n);
     if (!taken.has(candidate)) return candidate;
   }
+}
+
+/**
+ * Creates a record under a slug (products, discovery engines). A `given` slug is used as it is: a write
+ * refused with `slug-taken` is answered by `taken()`. Without one, the first candidate of `base` that
+ * `seen` (one Query of the slugs starting with a prefix) does not list nor `reserved` holds; when a
+ * concurrent create wins that slug, the next free one, at most `attempts` times, then 409 `busy`: never
+ * a 409 about a slug the caller did not send.
+ */
+export async function createUnderSlug<T>(input: {
+  given?: string;
+  base: string;
+  reserved?: Iterable<string>;
+  seen: (prefix: string) => Promise<Iterable<string>>;
+  create: (slug: string) => Promise<T>;
+  taken: () => Error;
+  attempts: number;
+  busy: string;
+}): Promise<T> {
+  if (input.given !== undefined) {
+    try {
+      return await input.create(input.given);
+    } catch (error) {
+      throw isConditionFailed(error, 'slug-taken') ? input.taken() : error;
+    }
+  }
+  const lostRaces = new Set<string>(input.reserved);
+  for (let attempt = 1; attempt <= input.attempts; attempt += 1) {
+    const seen = await input.seen(numberedSlugPrefix(input.base));
+    const slug = firstFreeSlug(input.base, new Set([...seen, ...lostRaces]));
+    try {
+      return await input.create(slug);
+    } catch (error) {
+      // Another create took this slug (or held the same items) between the Query and the write.
+      if (!(error instanceof ConflictError)) throw error;
+      if (isConditionFailed(error, 'slug-taken')) lostRaces.add(slug);
+    }
+  }
+  throw new ConflictError(input.busy);
 }
