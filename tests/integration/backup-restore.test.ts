@@ -41,7 +41,8 @@ async function ok(response: Promise<{ status: number; body: unknown }>, expected
 /**
  * An organization with a little of everything, made through the API: products, tasks (queued, assigned,
  * done), an agent with a schedule, a pipeline, a sealed credential, token consumption in the ledger, an
- * API key (and a use of it), a team, a log line, a file, a rule, a discovery engine with a run, a queued job and a factory setting.
+ * API key (and a use of it), a team, a log line, a file, a rule, a discovery engine with a run, a queued
+ * job and a factory setting.
  */
 async function seed(owner: TestUser): Promise<{ apiKey: string }> {
   const agents = agentsHandler({ ports: { scheduler: recordingScheduler() } });
