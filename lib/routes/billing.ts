@@ -279,7 +279,8 @@ export const billingOverview = defineRoute({
       tokens_consumed: z.number().int(),
       estimated_value_cents: z.number().int(),
     }),
-    infrastructure_spend: z.null(),
+    // OpenAPI 3.0 has no null type: null only is a nullable type whose one allowed value is null.
+    infrastructure_spend: z.null().meta({ type: 'string', nullable: true, enum: [null] }),
     counts: z.string(),
   }),
 });
