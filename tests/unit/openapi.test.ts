@@ -91,4 +91,43 @@ describe('the OpenAPI document', () => {
     expect(document.info.description).toContain('clamped to 200');
     expect(document.servers?.map((server) => server.url)).toEqual(['/api', '/api/v1']);
   });
+
+  it('gives every nullable schema a type beside it, as OpenAPI 3.0 requires', () => {
+    // Arrange
+    const typeless: string[] = [];
+    const visit = (value: unknown, at: string): void => {
+      if (typeof value !== 'object' || value === null) return;
+      const schema = value as Record<string, unknown>;
+      if (schema.nullable === true && schema.type === undefined) typeless.push(at);
+      for (const [key, child] of Object.entries(schema)) visit(child, `${at}/${key}`);
+    };
+
+    // Act
+    visit(document, '#');
+
+    // Assess
+    expect(typeless).toEqual([]);
+  });
+
+  it('keeps null allowed where the schema allows it: nullable references and null-only fields', () => {
+    // Arrange
+    const data = (path: string) =>
+      (document.paths[path] as { get: { responses: Record<string, unknown> } }).get.responses['200'] as {
+        content: { 'application/json': { schema: { properties: { data: { properties: Record<string, unknown> } } } } };
+      };
+
+    // Act
+    const subscription =
+      data('/billing/plan-summary').content['application/json'].schema.properties.data.properties.subscription;
+    const spend =
+      data('/billing/overview').content['application/json'].schema.properties.data.properties.infrastructure_spend;
+
+    // Assess
+    expect(subscription).toEqual({
+      type: 'object',
+      nullable: true,
+      allOf: [{ $ref: '#/components/schemas/Subscription' }],
+    });
+    expect(spend).toEqual({ type: 'string', nullable: true, enum: [null] });
+  });
 });
