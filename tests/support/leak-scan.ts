@@ -78,7 +78,7 @@ const ALLOWED: Array<{ method: string; path: RegExp; allow: LeakAllowance; why: 
 
 export function allowanceFor(method: string, path: string): LeakAllowance {
   const bare = path
-    .split('?')[0]
+    .replace(/\?.*$/, '')
     .replace(/^\/api/, '')
     .replace(/^\/v1\//, '/');
   return ALLOWED.find((entry) => entry.method === method && entry.path.test(bare))?.allow ?? {};
