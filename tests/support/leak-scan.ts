@@ -41,11 +41,15 @@ export function registerCanary(secret: string): void {
 /** The secrets the test configuration itself holds. */
 for (const secret of ['correct horse battery', 'a long password', process.env.JWT_SECRET ?? '']) registerCanary(secret);
 
-function stringLeak(value: string, allow: LeakAllowance): string | undefined {
-  if (STACK_FRAME.test(value)) return 'a stack trace';
-  if (!allow.rawApiKey && RAW_API_KEY.test(value)) return 'a raw API key';
-  for (const secret of canaries) if (value.includes(secret)) return `the test secret ${JSON.stringify(secret)}`;
+/** The secret `text` holds (a raw API key or a registered canary), if any; for log lines too. */
+export function secretIn(text: string, allow: LeakAllowance = {}): string | undefined {
+  if (!allow.rawApiKey && RAW_API_KEY.test(text)) return 'a raw API key';
+  for (const secret of canaries) if (text.includes(secret)) return `the test secret ${JSON.stringify(secret)}`;
   return undefined;
+}
+
+function stringLeak(value: string, allow: LeakAllowance): string | undefined {
+  return STACK_FRAME.test(value) ? 'a stack trace' : secretIn(value, allow);
 }
 
 /** Every leak in `body` (a parsed JSON value), with its path. Pure apart from the canary registry. */
