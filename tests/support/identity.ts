@@ -40,7 +40,7 @@ export async function call(
   options: CallOptions = {},
 ): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
-  registerSecretsOf(options.body);
+  registerSecretsOf(method, path, options.body);
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const event = httpEvent(method, `/api${path}`, {
@@ -60,9 +60,16 @@ export async function call(
   };
 }
 
-/** Passwords a test sends become canaries: no later response or log line may contain them. */
-function registerSecretsOf(body: unknown): void {
+/**
+ * Passwords and credential values a test sends become canaries: no later response or log line may contain
+ * them (a credential's value only its own read).
+ */
+function registerSecretsOf(method: string, path: string, body: unknown): void {
   if (body === null || typeof body !== 'object') return;
+  const value = (body as Record<string, unknown>).value;
+  if (method === 'POST' && /^(\/v1)?\/credentials$/.test(path) && typeof value === 'string') {
+    registerCanary(value, 'credential');
+  }
   for (const field of ['password', 'new_password', 'current_password']) {
     const value = (body as Record<string, unknown>)[field];
     if (typeof value === 'string') registerCanary(value);

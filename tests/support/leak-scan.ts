@@ -26,16 +26,19 @@ export interface Leak {
 export interface LeakAllowance {
   /** The response shows a raw API key on purpose (create, rotate, roll). */
   rawApiKey?: boolean;
+  /** The response shows a stored credential's value on purpose (reading one credential). */
+  credentialValues?: boolean;
 }
 
-const canaries = new Set<string>();
+type CanaryKind = 'secret' | 'credential';
+const canaries = new Map<string, CanaryKind>();
 
 /**
  * Registers a secret value the tests use (a password, a stored credential, a signing secret): the scan
- * fails any response or log line that contains it.
+ * fails any response or log line that contains it. Short values (`v`, `value`) would match innocent text.
  */
-export function registerCanary(secret: string): void {
-  if (secret.length >= 6) canaries.add(secret);
+export function registerCanary(secret: string, kind: CanaryKind = 'secret'): void {
+  if (secret.length >= 6 && !canaries.has(secret)) canaries.set(secret, kind);
 }
 
 /** The secrets the test configuration itself holds. */
@@ -44,7 +47,10 @@ for (const secret of ['correct horse battery', 'a long password', process.env.JW
 /** The secret `text` holds (a raw API key or a registered canary), if any; for log lines too. */
 export function secretIn(text: string, allow: LeakAllowance = {}): string | undefined {
   if (!allow.rawApiKey && RAW_API_KEY.test(text)) return 'a raw API key';
-  for (const secret of canaries) if (text.includes(secret)) return `the test secret ${JSON.stringify(secret)}`;
+  for (const [secret, kind] of canaries) {
+    if (kind === 'credential' && allow.credentialValues) continue;
+    if (text.includes(secret)) return `the test ${kind} ${JSON.stringify(secret)}`;
+  }
   return undefined;
 }
 
@@ -77,6 +83,12 @@ const ALLOWED: Array<{ method: string; path: RegExp; allow: LeakAllowance; why: 
     path: /^\/organizations\/[^/]+\/api-keys(\/[^/]+\/(rotate|roll))?$/,
     allow: { rawApiKey: true },
     why: 'the raw key is shown once, on create, rotate and roll',
+  },
+  {
+    method: 'GET',
+    path: /^\/credentials\/[^/]+$/,
+    allow: { credentialValues: true },
+    why: 'reading one credential decrypts its value for the caller; the list never shows it',
   },
 ];
 

@@ -46,6 +46,21 @@ describe('findLeaks', () => {
   });
 });
 
+describe('credential canaries', () => {
+  it('fail any response but the credential’s own read', () => {
+    // Prepare
+    registerCanary('cred-canary-value', 'credential');
+    const body = { data: { key: 'k', value: 'cred-canary-value' } };
+
+    // Act
+    const leaks = (path: string) => findLeaks(body, allowanceFor('GET', path));
+
+    // Assess
+    expect(leaks('/credentials/k')).toEqual([]);
+    expect(leaks('/credentials')).toEqual([{ path: 'data.value', what: 'the test credential "cred-canary-value"' }]);
+  });
+});
+
 describe('the allowlist', () => {
   it('lets the create, rotate and roll responses show a raw API key, and no other', () => {
     expect(allowanceFor('POST', '/organizations/org_1/api-keys')).toEqual({ rawApiKey: true });
