@@ -24,7 +24,12 @@ export default defineConfig({
       {
         // Pure logic and adapters against fakes: no database, so no Java process and no table.
         extends: true,
-        test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['tests/unit/**/*.test.ts'],
+          globalSetup: ['tests/setup/leak-scan.global.ts'],
+          setupFiles: ['tests/setup/leak-scan.ts'],
+        },
       },
       {
         // One DynamoDB Local for the run; every test file gets its own table in it.
@@ -32,8 +37,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['tests/integration/**/*.test.ts', 'tests/e2e/**/*.test.ts'],
-          globalSetup: ['tests/setup/dynamodb.global.ts'],
-          setupFiles: ['tests/setup/table.ts'],
+          globalSetup: ['tests/setup/dynamodb.global.ts', 'tests/setup/leak-scan.global.ts'],
+          setupFiles: ['tests/setup/table.ts', 'tests/setup/leak-scan.ts'],
         },
       },
     ],

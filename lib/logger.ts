@@ -26,13 +26,29 @@ class ServiceLogger extends Logger {
     this.#consoleThreshold ??= this.level;
     const sink = { write, threshold: LogLevelThreshold[level] };
     this.#sinks.push(sink);
-    if (sink.threshold < this.level) this.setLogLevel(level);
+    if (sink.threshold < this.level) super.setLogLevel(level);
     return () => {
       this.#sinks = this.#sinks.filter((other) => other !== sink);
       if (this.#sinks.length > 0 || this.#consoleThreshold === undefined) return;
-      this.setLogLevel(this.#levelName(this.#consoleThreshold));
+      super.setLogLevel(this.#levelName(this.#consoleThreshold));
       this.#consoleThreshold = undefined;
     };
+  }
+
+  /**
+   * Sets the console's level. While sinks are added they keep theirs: the logger's own level is the
+   * lower of the two, so a sink still receives its lines when the console is made quieter.
+   */
+  override setLogLevel(level: Parameters<Logger['setLogLevel']>[0]): void {
+    // Powertools' constructor calls this before the subclass's fields exist.
+    if (!(#sinks in this) || this.#consoleThreshold === undefined) {
+      super.setLogLevel(level);
+      return;
+    }
+    super.setLogLevel(level);
+    this.#consoleThreshold = this.level;
+    const lowest = Math.min(this.level, ...this.#sinks.map((sink) => sink.threshold));
+    if (lowest < this.level) super.setLogLevel(this.#levelName(lowest));
   }
 
   protected override printLog(logLevel: number, log: LogItem): void {

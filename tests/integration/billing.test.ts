@@ -11,6 +11,7 @@ import { identityKeys } from '#lib/identity/keys';
 
 import { context, httpEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
+import { assertNoLeaks } from '#tests/support/leak-scan';
 
 const paymentsWebhookSecret = () => secrets.paymentsWebhookSecret;
 
@@ -41,7 +42,9 @@ async function postWebhook(path: string, payload: string, header?: string) {
     httpEvent('POST', `/api${path}`, { body: payload, headers }),
     context(),
   )) as APIGatewayProxyStructuredResultV2;
-  return { status: response.statusCode ?? 200, body: JSON.parse(response.body ?? 'null') };
+  const body = JSON.parse(response.body ?? 'null');
+  assertNoLeaks('POST', path, response.statusCode ?? 200, body);
+  return { status: response.statusCode ?? 200, body };
 }
 
 async function deliver(event: Record<string, unknown>, path = '/webhooks/payments') {

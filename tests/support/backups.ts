@@ -11,6 +11,7 @@ import { db, TABLE } from '#lib/db/client';
 import type { BlobStore } from '#lib/kernel/ports';
 import { context, httpEvent } from '#tests/support/events';
 import type { TestUser } from '#tests/support/identity';
+import { assertNoLeaks } from '#tests/support/leak-scan';
 
 /**
  * Test helpers for backups: the backups function over the real local store (DATA_DIR/backups), wrapped
@@ -62,7 +63,10 @@ export function dataTree(): string[] {
     .sort();
 }
 
-/** A request with a raw path (as a client sends it, encodings kept), answering the raw Lambda result. */
+/**
+ * A request with a raw path (as a client sends it, encodings kept), answering the raw Lambda result; a JSON
+ * answer goes through the leak scan (a download is the organization's own data and is not scanned).
+ */
 export async function send(
   handler: ReturnType<typeof backupsHandler>,
   method: string,
@@ -70,7 +74,12 @@ export async function send(
   user?: TestUser,
 ): Promise<APIGatewayProxyStructuredResultV2 & { statusCode: number; headers: Record<string, string> }> {
   const event = httpEvent(method, rawPath, { headers: user ? { authorization: `Bearer ${user.token}` } : {} });
-  return (await handler(event, context())) as never;
+  const result = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
+  const type = String(result.headers?.['content-type'] ?? '');
+  if (type.includes('json') && !result.isBase64Encoded && result.body) {
+    assertNoLeaks(method, rawPath, result.statusCode ?? 200, JSON.parse(result.body));
+  }
+  return result as never;
 }
 
 /** The document a downloaded backup holds. */

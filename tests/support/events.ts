@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { lambdaContext } from '#infra/local/lambda-context';
+import { assertNoLeaks } from '#tests/support/leak-scan';
 
 const cache = new Map<string, unknown>();
 
@@ -44,5 +45,9 @@ export function httpEvent(
 
 export const context = (name = 'test'): Context => lambdaContext(name);
 
-/** The parsed JSON body of a handler result. */
-export const bodyOf = (result: { body?: string }): unknown => JSON.parse(result.body ?? 'null');
+/** The parsed JSON body of a handler result, which went through the leak scan (tests/support/leak-scan.ts). */
+export function bodyOf(result: { body?: string; statusCode?: number }): unknown {
+  const body: unknown = JSON.parse(result.body ?? 'null');
+  assertNoLeaks('a handler', 'result', result.statusCode ?? 200, body);
+  return body;
+}

@@ -1,3 +1,5 @@
+import { assertNoLeaks } from '#tests/support/leak-scan';
+
 /**
  * Test helpers for end-to-end tests that speak to a running service over real HTTP, as a client would:
  * one request, a new user's sign-up, and a wait for what the service does in its own time.
@@ -5,7 +7,7 @@
 
 /**
  * Sends a request to `base` (the service's `/api` URL) with JSON `body`, as the holder of `token`; the
- * status and the parsed JSON body.
+ * status and the parsed JSON body, which went through the leak scan (tests/support/leak-scan.ts).
  *
  * @example
  * const created = await api(base, 'POST', '/tasks', token, { title: 'Check the login page' });
@@ -21,6 +23,7 @@ export async function api(base: string, method: string, path: string, token?: st
   });
   // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
   const json: any = await response.json();
+  assertNoLeaks(method, path, response.status, json);
   return { status: response.status, body: json };
 }
 

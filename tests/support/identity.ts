@@ -7,6 +7,7 @@ import { db, TABLE } from '#lib/db/client';
 import type { GroupHandler } from '#lib/http/group-handler';
 import { identityKeys } from '#lib/identity/keys';
 import { context, httpEvent } from '#tests/support/events';
+import { assertNoLeaks, registerCanary } from '#tests/support/leak-scan';
 
 /**
  * Test helpers for identity: register users and log them in through the real auth function, and call
@@ -28,7 +29,10 @@ export interface CallResult {
   cookies: string[];
 }
 
-/** Calls a group function with a method and path (under /api), as the holder of `token`. */
+/**
+ * Calls a group function with a method and path (under /api), as the holder of `token`. Every response
+ * goes through the leak scan (tests/support/leak-scan.ts).
+ */
 export async function call(
   handler: GroupHandler,
   method: string,
@@ -36,6 +40,7 @@ export async function call(
   options: CallOptions = {},
 ): Promise<CallResult> {
   const headers: Record<string, string> = { ...options.headers };
+  registerSecretsOf(method, path, options.body);
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const event = httpEvent(method, `/api${path}`, {
@@ -44,12 +49,31 @@ export async function call(
     ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
   });
   const response = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
+  const status = response.statusCode ?? 200;
+  const body = response.body ? JSON.parse(response.body) : undefined;
+  assertNoLeaks(method, path, status, body);
   return {
-    status: response.statusCode ?? 200,
-    body: response.body ? JSON.parse(response.body) : undefined,
+    status,
+    body,
     headers: (response.headers ?? {}) as Record<string, string>,
     cookies: response.cookies ?? [],
   };
+}
+
+/**
+ * Passwords and credential values a test sends become canaries: no later response or log line may contain
+ * them (a credential's value only its own read).
+ */
+function registerSecretsOf(method: string, path: string, body: unknown): void {
+  if (body === null || typeof body !== 'object') return;
+  const value = (body as Record<string, unknown>).value;
+  if (method === 'POST' && /^(\/v1)?\/credentials$/.test(path) && typeof value === 'string') {
+    registerCanary(value, 'credential');
+  }
+  for (const field of ['password', 'new_password', 'current_password']) {
+    const value = (body as Record<string, unknown>)[field];
+    if (typeof value === 'string') registerCanary(value);
+  }
 }
 
 export interface TestUser {

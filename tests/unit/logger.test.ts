@@ -38,11 +38,27 @@ describe('logger.addSink', () => {
 
     // Act
     logger.info('after removal');
+    logger.warn('at the console level');
 
     // Assess
     expect(lines).toEqual([]);
-    expect(logger.getLevelName()).toBe('WARN');
     expect(console.join('')).not.toContain('after removal');
+    expect(console.join('')).toContain('at the console level');
+  });
+
+  it('keeps the sink’s level when the console is set quieter', () => {
+    // Prepare
+    const lines: string[] = [];
+    const remove = logger.addSink((line) => lines.push(line), 'INFO');
+    const console = captureLogs('ERROR');
+
+    // Act
+    logger.info('for the file only');
+    remove();
+
+    // Assess
+    expect(lines.join('')).toContain('for the file only');
+    expect(console.join('')).not.toContain('for the file only');
   });
 
   it('keeps logging when a sink throws', () => {
