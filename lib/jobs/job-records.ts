@@ -1,5 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client';
 import { countUpTo, queryUpTo } from '#lib/db/paging';
 import { table } from '#lib/db/table';
 import { type JobItem, type JobStatus, jobKeys, type Lane, upTo } from '#lib/jobs/job-keys';
@@ -68,20 +66,17 @@ export async function readyJobs(ref: QueueRef, want: number, filter: ClaimFilter
   let startKey: Record<string, unknown> | undefined;
   do {
     const limit = filtered.FilterExpression ? Math.min(100, MAX_FILTERED_READ - read) : want - found.length;
-    const result = await db.send(
-      new QueryCommand({
-        TableName: TABLE,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ...filtered,
-        ExpressionAttributeValues: {
-          ':pk': jobKeys.state(ref.orgId, ref.lane, ref.queue, 'READY'),
-          ...filtered.ExpressionAttributeValues,
-        },
-        Limit: limit,
-        ExclusiveStartKey: startKey,
-      }),
-    );
+    const result = await table.query({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ...filtered,
+      ExpressionAttributeValues: {
+        ':pk': jobKeys.state(ref.orgId, ref.lane, ref.queue, 'READY'),
+        ...filtered.ExpressionAttributeValues,
+      },
+      Limit: limit,
+      ExclusiveStartKey: startKey,
+    });
     read += result.ScannedCount ?? 0;
     found.push(...((result.Items ?? []) as JobItem[]));
     startKey = result.LastEvaluatedKey;
