@@ -9,7 +9,7 @@ import {
   toActivityRecord,
   windowStartHour,
 } from '#lib/activity/activity-keys';
-import type { Page, PageRequest } from '#lib/db/paging';
+import { type Page, type PageRequest, queryAll } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
@@ -162,18 +162,6 @@ export interface ActivityStats {
 const HOURS_7D = 168;
 const HOURS_24H = 24;
 
-/** Every item of a Query. */
-async function allOf(input: QueryInput): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await table.query({ ...input, ExclusiveStartKey: startKey });
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-}
-
 function windowStats(
   since: string,
   hours: Record<string, unknown>[],
@@ -207,7 +195,7 @@ export async function activityStats(ctx: RequestContext): Promise<ActivityStats>
   const start24h = windowStartHour(now, HOURS_24H);
   const end = `${hourOf(now)}#${END}`;
   const [hours, actions] = await Promise.all([
-    allOf({
+    queryAll({
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
       ExpressionAttributeValues: {
         ':pk': activityKeys.countPk(orgId),
@@ -215,7 +203,7 @@ export async function activityStats(ctx: RequestContext): Promise<ActivityStats>
         ':to': `${activityKeys.hourPrefix}${end}`,
       },
     }),
-    allOf({
+    queryAll({
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
       ExpressionAttributeValues: { ':pk': activityKeys.hourlyActionsPk(orgId), ':from': start7d, ':to': end },

@@ -90,3 +90,15 @@ export async function countUpTo(input: QueryInput, max: number): Promise<{ count
   } while (startKey && count <= max);
   return { count: Math.min(count, max), complete: count <= max };
 }
+
+/** Every item of a Query, page after page: for ranges known to be small (counter shards, a day's buckets). */
+export async function queryAll(input: QueryInput): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await db.send(new QueryCommand({ ...input, TableName: TABLE, ExclusiveStartKey: startKey }));
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+}

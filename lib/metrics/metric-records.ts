@@ -1,5 +1,5 @@
 import { type CounterChange, counterWrite, shardOf } from '#lib/db/counters';
-import { table } from '#lib/db/table';
+import { queryAll } from '#lib/db/paging';
 import type { TransactItem } from '#lib/db/transactions';
 import {
   DAY_TTL_DAYS,
@@ -56,18 +56,6 @@ function sumOf(items: Record<string, unknown>[]): Record<string, number> {
     }
   }
   return sums;
-}
-
-/** Every item of a Query (counter shards: a handful, one page). */
-async function queryAll(input: Parameters<typeof table.query>[0]): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await table.query({ ...input, ExclusiveStartKey: startKey });
-    items.push(...(result.Items ?? []));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return items;
 }
 
 /** The organization's totals: its shards summed (one Query). A counter never written reads as absent. */
