@@ -1,12 +1,8 @@
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readServerlessFunctions } from '#infra/local/serverless-routes';
-import type { GroupHandler } from '#lib/http/group-handler';
 import type { RouteDef } from '#lib/http/route';
 import { allRoutes } from '#lib/routes/index';
-import { context, httpEvent } from '#tests/support/events';
 import { newUser, type TestUser } from '#tests/support/identity';
+import { concretePath, deep, sample, sendTo } from '#tests/support/registry';
 
 /**
  * Every route of the registry, sent malformed requests as a careless client or an attacker would:
@@ -14,27 +10,6 @@ import { newUser, type TestUser } from '#tests/support/identity';
  * content types and empty bodies, anonymous and authenticated. Every answer is a 4xx (or a success
  * for what happens to be valid) in the error envelope with X-Trace-Id: never a 5xx.
  */
-const functions = new Map(readServerlessFunctions().map((fn) => [fn.group, fn]));
-const handlers = new Map<string, GroupHandler>();
-
-async function handlerOf(group: string): Promise<GroupHandler> {
-  let handler = handlers.get(group);
-  if (!handler) {
-    const fn = functions.get(group);
-    if (!fn) throw new Error(`no function serves ${group}`);
-    const module = await import(pathToFileURL(resolve(`${fn.module}.ts`)).href);
-    handler = module[fn.exportName] as GroupHandler;
-    handlers.set(group, handler);
-  }
-  return handler;
-}
-
-const deep = (levels: number): unknown => {
-  let value: unknown = { leaf: 1 };
-  for (let level = 1; level < levels; level += 1) value = { next: value };
-  return value;
-};
-
 const ODD_IDS = ['__proto__', 'constructor', '..%2F..%2Fetc%2Fpasswd', '0', '-1', '1.5', '99999999999999999999', '%00'];
 const BODIES: Array<{ name: string; body: string | undefined; contentType?: string }> = [
   { name: 'no body', body: undefined },
@@ -56,58 +31,6 @@ const QUERIES: Array<Record<string, string>> = [
   { limit: '1e9', offset: '99999999999999999999' },
   { q: 'x'.repeat(5_000), status: 'nonsense,,', next: 'maybe' },
 ];
-
-/**
- * A body the route's schema probably accepts, built from the zod schema: each field's simplest valid
- * value. Mutating one field of it at a time reaches the code behind validation, where a deep or huge
- * value that validation lets through would do harm.
- */
-let unique = 0;
-
-// biome-ignore lint/suspicious/noExplicitAny: walks zod's internal definitions of every schema kind
-function sample(schema: any, depth = 0): unknown {
-  const def = schema?.def;
-  if (!def || depth > 6) return undefined;
-  switch (def.type) {
-    case 'object':
-      return Object.fromEntries(
-        Object.entries(def.shape as Record<string, unknown>)
-          .map(([key, field]) => [key, sample(field, depth + 1)])
-          .filter(([, value]) => value !== undefined),
-      );
-    case 'string':
-      if (schema.format === 'email') return `sweep${depth}@example.com`;
-      if (schema.format === 'url') return 'https://example.com/hook';
-      // Unique, so that idempotency keys and names do not turn later requests into repeats.
-      unique += 1;
-      return `sweep-${unique}`.padEnd(Math.max(8, schema.minLength ?? 0), 'x');
-    case 'number':
-    case 'int':
-      return 1;
-    case 'boolean':
-      return true;
-    case 'enum':
-      return Object.values(def.entries)[0];
-    case 'literal':
-      return def.values[0];
-    case 'array':
-      return [];
-    case 'record':
-      return {};
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-      return sample(def.innerType, depth);
-    case 'pipe':
-      return sample(def.in, depth);
-    case 'union':
-      return sample(def.options[0], depth);
-    default:
-      return undefined;
-  }
-}
 
 /** One field at a time turned wrong, deep, huge or hostile, the rest valid. */
 function fieldMutations(route: RouteDef): Array<{ name: string; body: string }> {
@@ -131,8 +54,6 @@ function fieldMutations(route: RouteDef): Array<{ name: string; body: string }> 
   return mutations;
 }
 
-const concrete = (route: RouteDef, id: string) => `/api${route.path.replace(/\{(\w+)\}/g, id)}`;
-
 interface Outcome {
   route: string;
   variant: string;
@@ -148,23 +69,19 @@ async function send(
 ): Promise<Outcome> {
   const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/json' };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const event = httpEvent(route.method, options.path, {
-    headers,
-    ...(options.query ? { query: options.query } : {}),
-    ...(options.body !== undefined ? { body: options.body } : {}),
-  });
-  const response = await (await handlerOf(route.group))(event, context());
-  const status = response.statusCode ?? 200;
+  const { body, ...rest } = options;
+  const response = await sendTo(route, options.path, { headers, ...(rest.query ? { query: rest.query } : {}), body });
+  const status = response.status;
   let envelope = status < 400;
   if (status >= 400) {
     try {
-      const parsed = JSON.parse(response.body ?? '') as { error?: { code?: unknown; message?: unknown } };
+      const parsed = JSON.parse(response.body) as { error?: { code?: unknown; message?: unknown } };
       envelope = typeof parsed.error?.code === 'string' && typeof parsed.error?.message === 'string';
     } catch {
       envelope = false;
     }
   }
-  const traceId = Boolean(response.headers?.['X-Trace-Id']);
+  const traceId = Boolean(response.headers['X-Trace-Id']);
   return { route: `${route.method} ${route.path}`, variant, status, envelope, traceId };
 }
 
@@ -186,9 +103,9 @@ describe('malformed requests over every route', () => {
         const who = token ? 'authenticated' : 'anonymous';
         const ids = route.path.includes('{') ? ODD_IDS : ['-'];
         for (const id of ids) {
-          outcomes.push(await send(route, `${who}, path id ${id}`, { path: concrete(route, id), token }));
+          outcomes.push(await send(route, `${who}, path id ${id}`, { path: concretePath(route, id), token }));
         }
-        const path = concrete(route, '1');
+        const path = concretePath(route, '1');
         if (route.method !== 'GET') {
           for (const body of [...BODIES, ...fieldMutations(route)]) {
             outcomes.push(await send(route, `${who}, ${body.name}`, { path, token, ...body }));
