@@ -4,6 +4,9 @@
  * exactly that for values that may be anything (`z.unknown()` → `{ nullable: true }`), for nullable
  * references (`allOf: [ref, { nullable: true }]`) and for nullable unions (`{ nullable: true }` as a
  * member). This rewrites those into forms that say the same thing with a `type` beside each `nullable`.
+ * Null itself is a member of its own (`{ type, nullable: true, enum: [null] }`): since 3.0.3, `nullable`
+ * beside an `allOf` of a reference does not make the referenced (non-nullable) schema admit null, so
+ * validators rightly refuse null there.
  */
 
 type Schema = Record<string, unknown>;
@@ -26,18 +29,27 @@ const isBareNullable = (value: unknown): boolean =>
   isObject(value) && value.nullable === true && Object.keys(value).length === 1;
 
 function fix(schema: Schema, typeOf: (ref: unknown) => string | undefined): void {
-  // A nullable reference: the referenced schema's own type beside `nullable`, the reference under allOf.
+  // A nullable reference: the reference, or null.
   const allOf = schema.allOf;
   if (Array.isArray(allOf) && allOf.length === 2 && isBareNullable(allOf[1]) && isObject(allOf[0])) {
     const type = typeOf(allOf[0].$ref);
-    if (type) Object.assign(schema, { type, nullable: true, allOf: [allOf[0]] });
+    if (type) {
+      delete schema.allOf;
+      schema.anyOf = [allOf[0], onlyNull(type)];
+    }
     return;
   }
-  // A nullable union: every member that can say so admits null itself.
+  // A nullable union: members that can say so admit null themselves; references get null beside them.
   for (const key of ['anyOf', 'oneOf'] as const) {
     const members = schema[key];
     if (!Array.isArray(members) || !members.some(isBareNullable)) continue;
-    schema[key] = members.filter((member) => !isBareNullable(member)).map((member) => nullableMember(member, typeOf));
+    const rest = members.filter((member) => !isBareNullable(member));
+    const typed = rest.map((member) => (isObject(member) && typeof member.type === 'string' ? member : undefined));
+    const referenced = rest.map((member) => (isObject(member) ? typeOf(member.$ref) : undefined)).find(Boolean);
+    schema[key] = [
+      ...rest.map((member, index) => (typed[index] ? { ...typed[index], nullable: true } : member)),
+      ...(referenced && typed.every((member) => !member) ? [onlyNull(referenced)] : []),
+    ];
   }
   // Any value at all, null included: the empty schema already admits null.
   if (schema.nullable === true && schema.type === undefined && !COMBINATORS.some((key) => key in schema)) {
@@ -45,12 +57,8 @@ function fix(schema: Schema, typeOf: (ref: unknown) => string | undefined): void
   }
 }
 
-function nullableMember(member: unknown, typeOf: (ref: unknown) => string | undefined): unknown {
-  if (!isObject(member)) return member;
-  if (typeof member.type === 'string') return { ...member, nullable: true };
-  const type = typeOf(member.$ref);
-  return type ? { type, nullable: true, allOf: [member] } : member;
-}
+/** Null and nothing else, with the type OpenAPI 3.0 wants beside `nullable`. */
+const onlyNull = (type: string): Schema => ({ type, nullable: true, enum: [null] });
 
 function visit(value: unknown, each: (schema: Schema) => void): void {
   if (Array.isArray(value)) {
