@@ -39,11 +39,13 @@ function envelope(result: unknown, def: RouteDef, query: unknown): Record<string
       if (!Array.isArray(page?.items)) {
         throw new Error(`${def.method} ${def.path} is a list route; its function must return a page`);
       }
-      const asked = (query ?? {}) as { limit?: number; offset?: number };
+      // A route without a query schema sees the raw strings of the query: only parsed numbers count.
+      const asked = (query ?? {}) as { limit?: unknown; offset?: unknown };
+      const number = (value: unknown) => (typeof value === 'number' ? value : undefined);
       const meta = {
         total: page.total ?? page.items.length,
-        limit: page.limit ?? asked.limit ?? page.items.length,
-        offset: page.offset ?? asked.offset ?? 0,
+        limit: page.limit ?? number(asked.limit) ?? page.items.length,
+        offset: page.offset ?? number(asked.offset) ?? 0,
       };
       return { data: page.items, meta: { ...meta, ...extra } };
     }
