@@ -215,6 +215,7 @@ export const sendTestWebhook = defineRoute({
   body: z.object({ event: z.enum(WEBHOOK_EVENTS).optional() }).optional(),
   response: WebhookDeliveryRecord,
   status: 202,
+  errors: [404],
 });
 
 export const listWebhookDeliveries = defineRoute({
