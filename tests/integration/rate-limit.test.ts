@@ -10,6 +10,7 @@ import { defineRoute } from '#lib/http/route';
 import { identityKeys } from '#lib/identity/keys';
 import { fixedClock } from '#lib/kernel/clock';
 import { rateKey } from '#lib/rate-limit/limiter';
+import { contractCovers } from '#tests/support/contract';
 import { context, httpEvent } from '#tests/support/events';
 import { call, newUser } from '#tests/support/identity';
 
@@ -38,6 +39,8 @@ const createTask = defineRoute({
 
 /** The start of the next minute (tokens issued now are valid for an hour from now). */
 const nextMinute = (minutesLater = 1) => new Date((Math.floor(Date.now() / 60_000) + minutesLater) * 60_000);
+
+contractCovers(whoami, open, createTask);
 
 /** A handler with real per-tier limits (the suite's configuration lifts them) and a clock at hh:mm:00. */
 function limitedHandler(start = nextMinute()) {

@@ -3,10 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Where each test file's worker leaves how many responses and log lines the leak scan read
- * (tests/setup/leak-scan.ts); named by this process, the workers' parent, so parallel runs keep apart.
+ * Where each test file's worker leaves how many responses and log lines the leak scan read, and how
+ * many answers the response contract checked (tests/setup/leak-scan.ts); named by this process, the
+ * workers' parent, so parallel runs keep apart.
  */
 export const countsDir = (runner: number): string => join(tmpdir(), `leak-scan-${runner}`);
+
+interface Counts {
+  responses: number;
+  logLines: number;
+  contractChecks: number;
+}
 
 /** Prints, once at the end of the run, how much the leak scan read, so a scan that read nothing shows. */
 export default function setup() {
@@ -21,11 +28,16 @@ export default function setup() {
     }
     if (files.length === 0) return;
     const totals = files
-      .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as { responses: number; logLines: number })
-      .reduce((sum, one) => ({ responses: sum.responses + one.responses, logLines: sum.logLines + one.logLines }));
+      .map((file) => JSON.parse(readFileSync(join(dir, file), 'utf8')) as Counts)
+      .reduce((sum, one) => ({
+        responses: sum.responses + one.responses,
+        logLines: sum.logLines + one.logLines,
+        contractChecks: sum.contractChecks + (one.contractChecks ?? 0),
+      }));
     rmSync(dir, { recursive: true, force: true });
     process.stdout.write(
-      `leak scan: ${totals.responses} responses and ${totals.logLines} log lines in ${files.length} test files\n`,
+      `leak scan: ${totals.responses} responses and ${totals.logLines} log lines in ${files.length} test files; ` +
+        `response contract: ${totals.contractChecks} responses checked against the OpenAPI document\n`,
     );
   };
 }

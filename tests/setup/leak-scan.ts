@@ -5,6 +5,7 @@ import { afterAll, afterEach } from 'vitest';
 import { logger } from '#lib/logger';
 import { countsDir } from '#tests/setup/leak-scan.global';
 import { scannedCount, secretIn } from '#tests/support/leak-scan';
+import { tally } from '#tests/support/tally';
 
 /**
  * Runs before each test file: every log line at DEBUG or above is searched for the test secrets and raw
@@ -27,7 +28,7 @@ afterEach(() => {
 afterAll(() => {
   const file = join(countsDir(process.ppid), `${randomUUID()}.json`);
   try {
-    writeFileSync(file, JSON.stringify({ responses: scannedCount(), logLines }));
+    writeFileSync(file, JSON.stringify({ responses: scannedCount(), logLines, contractChecks: tally.contractChecks }));
   } catch {
     // Run outside the configured projects (no global setup): nothing to count into.
   }

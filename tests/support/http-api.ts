@@ -1,3 +1,4 @@
+import { assertContract } from '#tests/support/contract';
 import { assertNoLeaks } from '#tests/support/leak-scan';
 
 /**
@@ -7,7 +8,8 @@ import { assertNoLeaks } from '#tests/support/leak-scan';
 
 /**
  * Sends a request to `base` (the service's `/api` URL) with JSON `body`, as the holder of `token`; the
- * status and the parsed JSON body, which went through the leak scan (tests/support/leak-scan.ts).
+ * status and the parsed JSON body, which went through the leak scan (tests/support/leak-scan.ts) and kept
+ * the OpenAPI document's promise for its route and status (tests/support/contract.ts).
  *
  * @example
  * const created = await api(base, 'POST', '/tasks', token, { title: 'Check the login page' });
@@ -24,6 +26,7 @@ export async function api(base: string, method: string, path: string, token?: st
   // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
   const json: any = await response.json();
   assertNoLeaks(method, path, response.status, json);
+  assertContract(method, path, response.status, json, response.headers.get('content-type') ?? undefined);
   return { status: response.status, body: json };
 }
 

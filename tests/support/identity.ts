@@ -6,6 +6,7 @@ import { handler as auth } from '#functions/http/auth';
 import { db, TABLE } from '#lib/db/client';
 import type { GroupHandler } from '#lib/http/group-handler';
 import { identityKeys } from '#lib/identity/keys';
+import { assertContract } from '#tests/support/contract';
 import { context, httpEvent } from '#tests/support/events';
 import { assertNoLeaks, registerCanary } from '#tests/support/leak-scan';
 
@@ -31,7 +32,8 @@ export interface CallResult {
 
 /**
  * Calls a group function with a method and path (under /api), as the holder of `token`. Every response
- * goes through the leak scan (tests/support/leak-scan.ts).
+ * goes through the leak scan (tests/support/leak-scan.ts) and must keep the OpenAPI document's promise for
+ * its route and status (tests/support/contract.ts).
  */
 export async function call(
   handler: GroupHandler,
@@ -51,11 +53,13 @@ export async function call(
   const response = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
   const status = response.statusCode ?? 200;
   const body = response.body ? JSON.parse(response.body) : undefined;
+  const answered = (response.headers ?? {}) as Record<string, string>;
   assertNoLeaks(method, path, status, body);
+  assertContract(method, path, status, body, answered['Content-Type']);
   return {
     status,
     body,
-    headers: (response.headers ?? {}) as Record<string, string>,
+    headers: answered,
     cookies: response.cookies ?? [],
   };
 }

@@ -4,6 +4,7 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { readServerlessFunctions } from '#infra/local/serverless-routes';
 import type { GroupHandler } from '#lib/http/group-handler';
 import type { RouteDef } from '#lib/http/route';
+import { assertContract } from '#tests/support/contract';
 import { context, httpEvent } from '#tests/support/events';
 import { assertNoLeaks } from '#tests/support/leak-scan';
 
@@ -98,7 +99,8 @@ export interface RawAnswer {
 
 /**
  * Sends one request to a route's function; the body is passed as is, so it may be anything. A JSON answer
- * goes through the leak scan (tests/support/leak-scan.ts).
+ * goes through the leak scan (tests/support/leak-scan.ts) and must keep the OpenAPI document's promise for
+ * its route and status (tests/support/contract.ts).
  */
 export async function sendTo(
   route: Pick<RouteDef, 'group' | 'method'>,
@@ -114,7 +116,9 @@ export async function sendTo(
   const status = response.statusCode ?? 200;
   const type = String(response.headers?.['Content-Type'] ?? '');
   if (response.body && type.includes('json') && !response.isBase64Encoded) {
-    assertNoLeaks(route.method, path, status, JSON.parse(response.body));
+    const body = JSON.parse(response.body);
+    assertNoLeaks(route.method, path, status, body);
+    assertContract(route.method, path, status, body, type);
   }
   return {
     status,
