@@ -42,8 +42,8 @@ export interface RouteDef<
   envelope?: Envelope;
   /** Success status; 200 unless given. */
   status?: number;
-  /** Media type of a raw response, for the OpenAPI document. */
-  contentType?: string;
+  /** Media type of a raw response, for the OpenAPI document; several when the path decides (static assets). */
+  contentType?: string | string[];
   /** Error statuses this route may answer besides the common ones, for the OpenAPI document. */
   errors?: number[];
   /**

@@ -186,9 +186,13 @@ function successResponse(route: RouteDef) {
   const data = route.response ?? z.object({});
   const envelope = route.envelope ?? 'item';
   if (envelope === 'raw') {
-    const type = route.contentType ?? 'application/octet-stream';
-    const schema = type.startsWith('application/json') && route.response ? route.response : z.string();
-    return { description: route.summary, content: { [type]: { schema } } };
+    const types = [route.contentType ?? 'application/octet-stream'].flat();
+    const schemaOf = (type: string) =>
+      type.startsWith('application/json') && route.response ? route.response : z.string();
+    return {
+      description: route.summary,
+      content: Object.fromEntries(types.map((type) => [type, { schema: schemaOf(type) }])),
+    };
   }
   const schema =
     envelope === 'list'

@@ -40,7 +40,7 @@ export const getDocsAsset = defineRoute({
   auth: 'none',
   summary: 'A static asset of the documentation page',
   envelope: 'raw',
-  contentType: 'application/octet-stream',
+  contentType: ['text/css', 'text/javascript', 'image/png'],
   params: z.object({ asset: z.string().max(64) }),
   errors: [404],
 });

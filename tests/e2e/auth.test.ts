@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '#infra/local/gateway';
+import { checkedFetch } from '#tests/support/http-api';
 
 let gateway: Gateway;
 const url = (path: string) => `${gateway.url}/api${path}`;
@@ -18,7 +19,7 @@ afterAll(async () => {
 describe('authentication over HTTP', () => {
   it('registers, logs in, uses the token and the cookie, and logs out', async () => {
     // Register and log in.
-    const registered = await fetch(url('/auth/register'), {
+    const registered = await checkedFetch(url('/auth/register'), {
       method: 'POST',
       headers: json,
       body: JSON.stringify({
@@ -30,7 +31,7 @@ describe('authentication over HTTP', () => {
       }),
     });
     expect(registered.status).toBe(201);
-    const loggedIn = await fetch(url('/auth/login'), {
+    const loggedIn = await checkedFetch(url('/auth/login'), {
       method: 'POST',
       headers: json,
       body: JSON.stringify({ email: 'httpuser@example.com', password: 'over the wire' }),
@@ -43,18 +44,18 @@ describe('authentication over HTTP', () => {
     const cookie = (setCookie[0] as string).split(';')[0] as string;
 
     // The bearer token and the cookie both authenticate, under /api and /api/v1.
-    const byToken = await fetch(url('/auth/me'), { headers: { authorization: `Bearer ${token}` } });
-    const byCookie = await fetch(`${gateway.url}/api/v1/auth/me`, { headers: { cookie } });
+    const byToken = await checkedFetch(url('/auth/me'), { headers: { authorization: `Bearer ${token}` } });
+    const byCookie = await checkedFetch(`${gateway.url}/api/v1/auth/me`, { headers: { cookie } });
     expect((await body(byToken)).data.username).toBe('httpuser');
     expect((await body(byCookie)).data.auth.method).toBe('cookie');
 
     // A cookie-only logout from a page on another origin is refused; with X-Requested-With it works.
-    const forged = await fetch(url('/auth/logout'), {
+    const forged = await checkedFetch(url('/auth/logout'), {
       method: 'POST',
       headers: { cookie, origin: 'https://evil.example' },
     });
     expect(forged.status).toBe(403);
-    const loggedOut = await fetch(url('/auth/logout'), {
+    const loggedOut = await checkedFetch(url('/auth/logout'), {
       method: 'POST',
       headers: { cookie, 'x-requested-with': 'fetch' },
     });
@@ -62,7 +63,7 @@ describe('authentication over HTTP', () => {
     expect(loggedOut.headers.getSetCookie()[0]).toContain('Max-Age=0');
 
     // The token is dead from the next request on.
-    const after = await fetch(url('/auth/me'), { headers: { authorization: `Bearer ${token}` } });
+    const after = await checkedFetch(url('/auth/me'), { headers: { authorization: `Bearer ${token}` } });
     expect(after.status).toBe(401);
     expect(after.headers.get('x-trace-id')).toBeTruthy();
   });

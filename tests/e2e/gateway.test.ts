@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, startGateway } from '#infra/local/gateway';
+import { checkedFetch } from '#tests/support/http-api';
 
 let gateway: Gateway;
 const url = (path: string) => `${gateway.url}${path}`;
@@ -14,7 +15,7 @@ afterAll(async () => {
 
 describe('the local gateway over HTTP', () => {
   it('answers GET /api/health with 200, the health record and X-Trace-Id', async () => {
-    const response = await fetch(url('/api/health'));
+    const response = await checkedFetch(url('/api/health'));
 
     expect(response.status).toBe(200);
     expect(response.headers.get('x-trace-id')).toBeTruthy();
@@ -25,13 +26,13 @@ describe('the local gateway over HTTP', () => {
   });
 
   it('answers /api/v1/health the same', async () => {
-    const response = await fetch(url('/api/v1/health'));
+    const response = await checkedFetch(url('/api/v1/health'));
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ data: { status: 'ok' } });
   });
 
   it('answers an unknown path with the 404 envelope, through the $default function', async () => {
-    const response = await fetch(url('/api/nope'), { headers: { 'x-trace-id': 'e2e-404' } });
+    const response = await checkedFetch(url('/api/nope'), { headers: { 'x-trace-id': 'e2e-404' } });
 
     expect(response.status).toBe(404);
     expect(response.headers.get('x-trace-id')).toBe('e2e-404');
@@ -41,19 +42,19 @@ describe('the local gateway over HTTP', () => {
   });
 
   it('answers a POST with broken JSON with 400 INVALID_JSON', async () => {
-    const response = await fetch(url('/api/health'), { method: 'POST', body: '{broken' });
+    const response = await checkedFetch(url('/api/health'), { method: 'POST', body: '{broken' });
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: { code: 'INVALID_JSON' } });
   });
 
   it('answers a wrong method with 405 and Allow', async () => {
-    const response = await fetch(url('/api/health'), { method: 'DELETE' });
+    const response = await checkedFetch(url('/api/health'), { method: 'DELETE' });
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('GET');
   });
 
   it('answers a 2 MiB body with 413 PAYLOAD_TOO_LARGE', async () => {
-    const response = await fetch(url('/api/health'), {
+    const response = await checkedFetch(url('/api/health'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ blob: 'x'.repeat(2 * 1024 * 1024) }),
@@ -63,13 +64,13 @@ describe('the local gateway over HTTP', () => {
   });
 
   it('answers HEAD with headers and no body', async () => {
-    const response = await fetch(url('/api/health'), { method: 'HEAD' });
+    const response = await checkedFetch(url('/api/health'), { method: 'HEAD' });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('');
   });
 
   it('answers a CORS preflight from an allowed origin', async () => {
-    const response = await fetch(url('/api/health'), {
+    const response = await checkedFetch(url('/api/health'), {
       method: 'OPTIONS',
       headers: { origin: 'http://localhost:3000', 'access-control-request-method': 'GET' },
     });
@@ -79,10 +80,10 @@ describe('the local gateway over HTTP', () => {
   });
 
   it('serves the docs page, its assets and the OpenAPI document', async () => {
-    const page = await fetch(url('/api/docs'));
-    const css = await fetch(url('/api/docs/swagger-ui.css'));
-    const icon = await fetch(url('/api/docs/favicon-32x32.png'));
-    const document = await fetch(url('/api/docs/openapi.json'));
+    const page = await checkedFetch(url('/api/docs'));
+    const css = await checkedFetch(url('/api/docs/swagger-ui.css'));
+    const icon = await checkedFetch(url('/api/docs/favicon-32x32.png'));
+    const document = await checkedFetch(url('/api/docs/openapi.json'));
 
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await page.text()).toContain('<div id="swagger-ui">');

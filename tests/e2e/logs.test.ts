@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/ports';
+import { checkedFetch } from '#tests/support/http-api';
 import { launch, newDataDir, stopInstances, waitForOutput } from '#tests/support/instances';
 
 /** `npm start` keeps the service's log lines in DATA_DIR/logs, and GET /logs reads them back per organization. */
@@ -14,13 +15,13 @@ async function register(base: string, username: string): Promise<string> {
   const headers = { 'content-type': 'application/json' };
   const password = 'over the wire';
   const email = `${username}@example.com`;
-  const registered = await fetch(`${base}/auth/register`, {
+  const registered = await checkedFetch(`${base}/auth/register`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ username, email, password, terms_accepted: true, privacy_accepted: true }),
   });
   expect(registered.status).toBe(201);
-  const loggedIn = await fetch(`${base}/auth/login`, {
+  const loggedIn = await checkedFetch(`${base}/auth/login`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ email, password }),
@@ -40,10 +41,10 @@ describe('the service log under npm start', () => {
     const asOwner = { authorization: `Bearer ${owner}`, 'content-type': 'application/json' };
 
     // Act: a request of the owner's that is refused is logged with its organization.
-    const refused = await fetch(`${base}/logs`, { method: 'POST', headers: asOwner, body: '{}' });
-    const mine = await fetch(`${base}/logs?source=file&q=rejected`, { headers: asOwner });
-    const theirs = await fetch(`${base}/logs?source=file`, { headers: { authorization: `Bearer ${other}` } });
-    const files = await fetch(`${base}/logs/files`, { headers: asOwner });
+    const refused = await checkedFetch(`${base}/logs`, { method: 'POST', headers: asOwner, body: '{}' });
+    const mine = await checkedFetch(`${base}/logs?source=file&q=rejected`, { headers: asOwner });
+    const theirs = await checkedFetch(`${base}/logs?source=file`, { headers: { authorization: `Bearer ${other}` } });
+    const files = await checkedFetch(`${base}/logs/files`, { headers: asOwner });
 
     // Assess
     expect(refused.status).toBe(400);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '#infra/local/ports';
+import { checkedFetch } from '#tests/support/http-api';
 import { javaProcessesFor, launch, newDataDir, stopInstances, userEnv, waitForOutput } from '#tests/support/instances';
 
 /** `npm start` as a user runs it (tests/support/instances.ts). */
@@ -19,7 +20,7 @@ describe('npm start', () => {
 
     // Act / Assess: both answer on their own ports, each with its own state.
     for (const instance of [first, second]) {
-      const response = await fetch(`http://127.0.0.1:${instance.port}/api/health`);
+      const response = await checkedFetch(`http://127.0.0.1:${instance.port}/api/health`);
       expect(response.status).toBe(200);
       expect(response.headers.get('x-trace-id')).toBeTruthy();
       expect(existsSync(join(instance.dataDir, 'dynamodb', 'shared-local-instance.db'))).toBe(true);
@@ -109,7 +110,7 @@ describe('npm start on a data directory that is busy, damaged or left behind', (
     expect(await second.exited).toBe(1);
     expect(second.output()).toMatch(/is in use by another npm start \(pid \d+, port \d+\)/);
     expect(second.output()).toContain('PORT=');
-    expect((await fetch(`http://127.0.0.1:${first.port}/api/health`)).status).toBe(200);
+    expect((await checkedFetch(`http://127.0.0.1:${first.port}/api/health`)).status).toBe(200);
     expect(existsSync(join(dataDir, 'runtime.json'))).toBe(true);
     expect(javaProcessesFor(dataDir)).toHaveLength(1);
     first.child.kill('SIGINT');
@@ -128,7 +129,7 @@ describe('npm start on a data directory that is busy, damaged or left behind', (
 
     // Assess
     expect(instance.output()).toMatch(/DynamoDB Local (was killed|exited with code \d+); restarting it/);
-    expect((await fetch(`http://127.0.0.1:${instance.port}/api/health`)).status).toBe(200);
+    expect((await checkedFetch(`http://127.0.0.1:${instance.port}/api/health`)).status).toBe(200);
     expect(javaProcessesFor(instance.dataDir)).toHaveLength(1);
     instance.child.kill('SIGINT');
     expect(await instance.exited).toBe(0);

@@ -30,6 +30,22 @@ export async function api(base: string, method: string, path: string, token?: st
   return { status: response.status, body: json };
 }
 
+/**
+ * `fetch` for tests that need the raw response (headers, cookies, non-JSON bodies): the answer goes
+ * through the leak scan and the response contract as `api()`'s do.
+ */
+export async function checkedFetch(url: string, init: RequestInit = {}): Promise<Response> {
+  const response = await fetch(url, init);
+  const method = init.method ?? 'GET';
+  if (method === 'HEAD' || method === 'OPTIONS') return response;
+  const path = new URL(url).pathname;
+  const type = response.headers.get('content-type') ?? undefined;
+  const body: unknown = type?.includes('json') ? await response.clone().json() : undefined;
+  if (body !== undefined) assertNoLeaks(method, path, response.status, body);
+  assertContract(method, path, response.status, body, type);
+  return response;
+}
+
 /** Registers `username` (`<username>@example.com`, who accepts the terms) and logs them in; their token. */
 export async function signUp(base: string, username: string): Promise<string> {
   const credentials = { email: `${username}@example.com`, password: 'a long password' };
