@@ -234,11 +234,16 @@ describe('authorization (403)', () => {
   });
 
   it('answers 403 to a credential that names an organization it does not belong to', async () => {
-    // Prepare: X-Organization-Id of the instance admin's organization, which no caller here is in.
+    // Prepare: X-Organization-Id of the instance admin's organization, which no caller here is in, and of
+    // one that does not exist (the same answer, so the header tells nothing about which ids exist).
     const elsewhere = { 'x-organization-id': fixture.instanceAdmin.orgId };
     const credentials: Credentials = [
       ['the owner’s token', { authorization: `Bearer ${fixture.owner.token}`, ...elsewhere }],
       ['an admin key', { ...fixture.callers.adminKey.headers, ...elsewhere }],
+      [
+        'the owner’s token, for an organization that does not exist',
+        { authorization: `Bearer ${fixture.owner.token}`, 'x-organization-id': 'org_doesnotexist' },
+      ],
     ];
 
     // Act
