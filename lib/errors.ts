@@ -54,8 +54,9 @@ export class InvalidJsonError extends AppError {
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(message = 'Authentication required') {
-    super(401, 'UNAUTHORIZED', message);
+  /** `headers`: the challenge (`WWW-Authenticate`) of the scheme the caller should use. */
+  constructor(message = 'Authentication required', headers: Record<string, string> = {}) {
+    super(401, 'UNAUTHORIZED', message, { headers });
     this.name = 'UnauthorizedError';
   }
 }

@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError, ValidationError } from '#lib/errors';
+import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import { type OrgRole, orgRoleAtLeast } from '#lib/identity/roles';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 
@@ -10,11 +10,14 @@ export function requirePrincipal(ctx: RequestContext): Principal {
 
 export type UserPrincipal = Principal & { userId: number };
 
-/** The caller, who must be a user (an API key with no user behind it cannot do this). */
+/**
+ * The caller, who must be a user. An API key is a valid credential without the permission (403), not a
+ * malformed request: nothing the caller could change in the request would make it pass.
+ */
 export function requireUser(ctx: RequestContext): UserPrincipal {
   const principal = requirePrincipal(ctx);
   if (principal.userId === undefined) {
-    throw new ValidationError('This operation needs a user; the API key has no user behind it');
+    throw new ForbiddenError('This operation needs a user; the API key has no user behind it');
   }
   return principal as UserPrincipal;
 }

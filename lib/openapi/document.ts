@@ -83,7 +83,9 @@ const API_DESCRIPTION = [
   '**Authentication and tenancy**',
   '- Credentials: an access JWT from POST /auth/login (HS256, one hour) as `Authorization: Bearer`, the ' +
     '`service_jwt` cookie (set by login; HttpOnly, SameSite=Lax, Secure over HTTPS), or an organization API key ' +
-    '(`osk_live_…`). A missing or invalid credential is 401; a valid one lacking the permission is 403.',
+    '(`osk_live_…`). A missing or invalid credential is 401, with the challenge `WWW-Authenticate: Bearer ' +
+    'realm="agent-operations"` (and `error="invalid_token"` when one was presented); a valid one lacking the ' +
+    'permission is 403, as is an API key on a route that needs a user.',
   '- Refresh tokens (30 days) rotate at POST /auth/refresh; presenting a spent one again revokes every token ' +
     'of that login. Logout ends the session at once: its access token and its refresh tokens (other ' +
     'sessions of the user go on); `all_devices` revokes every token of the user.',

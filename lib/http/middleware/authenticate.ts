@@ -3,10 +3,12 @@ import { requiredPermission } from '#lib/http/route';
 import type { HttpEvent, HttpMiddleware, HttpRequest } from '#lib/http/types';
 import { API_KEY_PREFIX } from '#lib/identity/api-key-format';
 import { assertAllowed } from '#lib/identity/authenticator';
-import type { Authenticator, Credential, RequestContext } from '#lib/kernel/context';
+import type { Authenticator, Credential, Principal, RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 
 export const SESSION_COOKIE = 'service_jwt';
+/** The protection space a bearer challenge names. */
+const REALM = 'agent-operations';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -24,9 +26,15 @@ export const authenticate = (
   const authenticateBefore = async (request: HttpRequest) => {
     const route = request.context.route;
     if (route?.auth !== 'bearer') return;
-    const credential = credentialOf(request.event);
     const ctx = options.ctx(request);
-    const principal = await authenticator.authenticate(ctx, credential);
+    let credential: Credential;
+    let principal: Principal;
+    try {
+      credential = credentialOf(request.event);
+      principal = await authenticator.authenticate(ctx, credential);
+    } catch (error) {
+      throw error instanceof UnauthorizedError ? challenged(error, request.event) : error;
+    }
     if (credential.kind === 'cookie') requireSameSite(request.event, allowedOrigins);
     assertAllowed(principal, requiredPermission(route));
     request.context.principal = principal;
@@ -66,6 +74,16 @@ function credentialOf(event: HttpEvent): Credential {
   const cookie = readCookie(event.cookies ?? [], SESSION_COOKIE);
   if (!cookie) throw new UnauthorizedError();
   return { kind: 'cookie', value: cookie, ...scope };
+}
+
+/**
+ * The same refusal with the bearer challenge that every 401 must carry (RFC 9110 §11.6.1), in RFC 6750's
+ * form: `error="invalid_token"` when a credential was presented, no error when there was none.
+ */
+function challenged(error: UnauthorizedError, event: HttpEvent): UnauthorizedError {
+  const presented = event.headers.authorization !== undefined || readCookie(event.cookies ?? [], SESSION_COOKIE);
+  const challenge = `Bearer realm="${REALM}"${presented ? ', error="invalid_token"' : ''}`;
+  return new UnauthorizedError(error.message, { ...error.headers, 'WWW-Authenticate': challenge });
 }
 
 function requireSameSite(event: HttpEvent, allowedOrigins: Set<string>): void {

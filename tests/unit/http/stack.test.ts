@@ -378,6 +378,7 @@ describe('the HTTP stack', () => {
     it('answers a bearer route without a valid credential with 401', async () => {
       const response = await call('GET', '/api/widgets/mine');
       expect(response.statusCode).toBe(401);
+      expect(response.headers?.['WWW-Authenticate']).toBe('Bearer realm="agent-operations"');
       expect(bodyOf(response)).toEqual({
         error: { code: 'UNAUTHORIZED', message: 'Authentication required', details: [] },
       });
@@ -390,6 +391,7 @@ describe('the HTTP stack', () => {
         context(),
       );
       expect(response.statusCode).toBe(401);
+      expect(response.headers?.['WWW-Authenticate']).toBe('Bearer realm="agent-operations", error="invalid_token"');
     });
   });
 
