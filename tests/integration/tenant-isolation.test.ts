@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RouteDef } from '#lib/http/route';
 import { allRoutes } from '#lib/routes/index';
-import { organizationItems } from '#tests/support/backups';
+import { backupsApi, organizationItems, send as sendToBackups, unpack } from '#tests/support/backups';
 import { call, newUser, type TestUser } from '#tests/support/identity';
 import { handlerOf, sample, sendTo } from '#tests/support/registry';
 import {
@@ -16,7 +16,7 @@ import {
   type Variant,
   variantsOf,
 } from '#tests/support/tenant-isolation';
-import { type SeededOrganization, seedOrganization } from '#tests/support/tenant-seed';
+import { type SeededOrganization, seedOrganization, sendDeployEvent } from '#tests/support/tenant-seed';
 
 /**
  * Tenant isolation over the whole registry. Organization A holds one record of every kind a path
@@ -61,6 +61,7 @@ const counts = {
   unknownCalls: 0,
   headerCalls: 0,
   referenceCalls: 0,
+  exportCalls: 0,
   controls: 0,
 };
 
@@ -533,6 +534,39 @@ describe('tenant isolation', () => {
     expect(failures).toEqual([]);
   });
 
+  it('keeps B’s signed webhooks and B’s backup export to B', async () => {
+    // Arrange: B's deploy host signs with B's secret.
+    const secret = 'bravo-deploy-secret';
+    const configured = await call(await handlerOf('integrations'), 'POST', '/integrations/deploy/configure', {
+      token: b.token,
+      body: { fields: { api_token: 'bravo-deploy-token', webhook_secret: secret } },
+    });
+    const event = (id: string) => ({ id, type: 'deployment.failed', deployment_id: a.refs.deploymentId });
+
+    // Act: an event about A's deployment id, sent to B; one signed by B, sent to A and to nobody.
+    const aboutA = await sendDeployEvent(b.orgId, secret, event('evt_bravo_1'));
+    const toA = await sendDeployEvent(a.refs.orgId, secret, event('evt_bravo_2'));
+    const toNobody = await sendDeployEvent(twin(a.refs.orgId), secret, event('evt_bravo_3'));
+    const backup = await call(backupsApi().handler, 'POST', '/backups/trigger', { token: b.token });
+    const download = await sendToBackups(
+      backupsApi().handler,
+      'GET',
+      `/api/backups/${backup.body.data.filename}/download`,
+      b,
+    );
+    counts.exportCalls += 6;
+
+    // Assess
+    expect(configured.status).toBe(200);
+    expect(aboutA.status).toBe(200);
+    expect(leaksIn(aboutA.body, a.identifying, a.marker, [a.refs.deploymentId])).toEqual([]);
+    expect([toA.status, errorOf(toA.body)]).toEqual([401, errorOf(toNobody.body)]);
+    expect(download.statusCode).toBe(200);
+    const exported = JSON.stringify(unpack(download));
+    expect(exported).toContain(b.orgId);
+    expect(leaksIn(exported, a.identifying, a.marker, [a.refs.deploymentId])).toEqual([]);
+  });
+
   it('lets B use A’s names, slugs, keys and references for its own records, answering nothing of A', async () => {
     const failures: string[] = [];
     for (const made of OWN_WITH_A_VALUES) {
@@ -589,12 +623,17 @@ describe('tenant isolation', () => {
     // Assess: A's partitions and lookups, item for item, against the snapshot taken before B's calls.
     const after = await organizationItems(a.refs.orgId);
     expect(after).toEqual(before);
+    const cases = [
+      `${counts.pathCalls} calls with A's values in the path (and ${counts.unknownCalls} with values nobody has)`,
+      `${counts.listCalls} list and search calls`,
+      `${counts.referenceCalls} writes naming A's records in the body`,
+      `${counts.ownCalls} creations with A's unique names and keys`,
+      `${counts.headerCalls} calls naming A as the organization`,
+      `${counts.exportCalls} signed webhook and backup calls`,
+    ];
     console.info(
-      `tenant isolation: ${counts.routes.size} routes covered; by B's three callers ${counts.pathCalls} calls ` +
-        `with A's values in the path (and ${counts.unknownCalls} with values nobody has, to compare), ` +
-        `${counts.listCalls} list and search calls, ${counts.ownCalls} creations with A's unique values and ` +
-        `${counts.headerCalls} calls naming A as the organization, ${counts.referenceCalls} writes naming A's ` +
-        `records in the body; ${counts.controls} control calls as A`,
+      `tenant isolation: ${counts.routes.size} routes covered; B made ${cases.join(', ')}; ` +
+        `${counts.controls} control calls as A`,
     );
   });
 });

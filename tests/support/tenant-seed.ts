@@ -41,6 +41,7 @@ export interface SeededOrganization {
     jobQueueJobId: string;
     queueName: string;
     integrationId: string;
+    deploymentId: string;
   };
   /** Values unique within the organization that another may use for its own records. */
   unique: {
@@ -254,6 +255,7 @@ export async function seedOrganization(owner: TestUser, member: TestUser): Promi
     jobQueueJobId: job.id,
     queueName,
     integrationId,
+    deploymentId,
   };
   const identifying = [
     marker,
@@ -308,18 +310,25 @@ async function seedDeployment(
   const secret = `${marker}-deploy-secret`;
   await made(configure({ fields: { api_token: `${marker}-deploy-token`, webhook_secret: secret } }), 'a deploy host');
   const deploymentId = `dpl_${marker}`;
-  const event = {
-    ...loadEvent<Record<string, unknown>>('webhooks/deploy-completed'),
+  const answer = await sendDeployEvent(orgId, secret, {
     id: `evt_${marker}`,
     deployment_id: deploymentId,
     project: `${marker}-project`,
     url: `https://${marker}.example-hosting.app`,
-  };
-  const body = JSON.stringify(event);
+  });
+  if (answer.status !== 200) throw new Error(`seeding a deployment failed: ${answer.status} ${answer.body}`);
+  return deploymentId;
+}
+
+/**
+ * POST /webhooks/deploy?org=`orgId`: the sample `deployment.completed` event with `fields` changed, signed
+ * with `secret` (`X-Webhook-Signature: v1=<hex HMAC-SHA256 of "timestamp.body">`).
+ */
+export async function sendDeployEvent(orgId: string, secret: string, fields: Record<string, unknown>) {
+  const body = JSON.stringify({ ...loadEvent<Record<string, unknown>>('webhooks/deploy-completed'), ...fields });
   const timestamp = String(Math.floor(Date.now() / 1000));
   const signature = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  const route = { group: 'webhooks', method: 'POST' } as const;
-  const answer = await sendTo(route, '/api/webhooks/deploy', {
+  return sendTo({ group: 'webhooks', method: 'POST' }, '/api/webhooks/deploy', {
     body,
     query: { org: orgId },
     headers: {
@@ -328,6 +337,4 @@ async function seedDeployment(
       'x-webhook-signature': `v1=${signature}`,
     },
   });
-  if (answer.status !== 200) throw new Error(`seeding a deployment failed: ${answer.status} ${answer.body}`);
-  return deploymentId;
 }
