@@ -347,7 +347,7 @@ function queriesFor(route: RouteDef): Array<Record<string, string>> {
   const bare = route.query?.safeParse({}).success === false ? [] : [{}];
   const queries = [...bare, ...firsts, ...rest];
   // A route with a limit of its own per organization (log reads) gets what B's callers may send in a minute.
-  const budget = route.rateLimit ? Math.floor(route.rateLimit.perMinute / 3) - 1 : queries.length;
+  const budget = route.rateLimit ? Math.floor(route.rateLimit.perMinute / principals.length) - 1 : queries.length;
   return queries.slice(0, budget);
 }
 
