@@ -29,7 +29,7 @@ import { gzipped, measured } from '#lib/backups/backup-stream';
 import { actorOf } from '#lib/credentials/credential-keys';
 import type { Page, PageRequest } from '#lib/db/paging';
 import { transact } from '#lib/db/transactions';
-import { AppError, ConflictError, NotFoundError, UnprocessableError, ValidationError } from '#lib/errors';
+import { AppError, ConflictError, NotFoundError, UnprocessableError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 
@@ -41,8 +41,9 @@ import type { RequestContext } from '#lib/kernel/context';
  *
  * Who may: organization admins and owners (and instance admins, API keys with the `admin` scope), since
  * a backup holds every record of the organization; a restore only its owner. A file name is checked
- * against the one pattern and the caller's organization before anything is read, so that a name that is
- * not exactly one of this organization's backups is 400 and touches no storage.
+ * against the one pattern and the caller's organization before anything is read: a name that is not a
+ * backup file name is 400, one of another organization's backups is 404 (as every record of another
+ * tenant is), and neither touches storage.
  */
 
 /** API Gateway and Lambda carry at most 6 MB of response; a larger backup is read from the store itself. */
@@ -50,11 +51,7 @@ export const DOWNLOAD_MAX_BYTES = 4 * 1024 * 1024;
 
 export function ownBackupFilename(ctx: RequestContext, filename: string): string {
   const orgId = requirePrincipal(ctx).orgId;
-  if (filenameOrgId(filename) !== orgId) {
-    throw new ValidationError('The file name is not valid', [
-      { path: 'filename', message: 'is not the name of a backup of this organization' },
-    ]);
-  }
+  if (filenameOrgId(filename) !== orgId) throw new NotFoundError(`No backup named ${filename}`);
   return filename;
 }
 

@@ -24,7 +24,8 @@ const filename = z
   .meta({
     description:
       'Exactly a backup file name of the organization the request acts in; anything else (separators, dots, ' +
-      'encoded characters, another organization’s name) is 400 before any storage is read.',
+      'encoded characters) is 400, and a backup file name of another organization is 404, before any storage ' +
+      'is read.',
     example: 'backup-org_1a2B3c4D5e6F7g8H-20250301T100000123Z.json.gz',
   });
 

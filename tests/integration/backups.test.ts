@@ -347,7 +347,6 @@ describe('file names that are not exactly one of this organization’s backups',
     `${ours}%00.txt`,
     `${ours}%2F..%2F..%2Fmaster.key`,
     `..%2F${theirs.split('-')[1]}%2F${theirs}`,
-    theirs,
     ours.replace('.json.gz', '%2Ejson%2Egz'),
     ours.replace('backup-', '%62ackup-'),
     `.${ours}`,
@@ -379,6 +378,26 @@ describe('file names that are not exactly one of this organization’s backups',
     expect(api.store.calls).toEqual([]);
     expect(dataTree()).toEqual(filesBefore);
     expect((await call(api.handler, 'GET', '/backups', as(other))).body).toEqual(recordsBefore.body);
+  });
+
+  it.each([
+    ['GET', (name: string) => `/api/backups/${name}/download`],
+    ['DELETE', (name: string) => `/api/backups/${name}`],
+    ['POST', (name: string) => `/api/backups/${name}/restore`],
+  ])('%s %s answers 404 for another organization’s backup and touches no storage', async (method, path) => {
+    // Prepare
+    const api = backupsApi();
+    const filesBefore = dataTree();
+
+    // Act
+    const response = await send(api.handler, method, path(theirs), owner);
+
+    // Assess
+    expect(response.statusCode).toBe(404);
+    expect(JSON.parse(response.body ?? '{}').error.code).toBe('NOT_FOUND');
+    expect(api.store.calls).toEqual([]);
+    expect(dataTree()).toEqual(filesBefore);
+    expect(readFileSync(fileOf(other.orgId, theirs)).length).toBeGreaterThan(0);
   });
 
   it('answers 404 or 405 for names with raw separators, which reach no backup route', async () => {
