@@ -296,6 +296,14 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
 }
 
+/**
+ * Resolves a host name to every address it has (as `dns.lookup` with `all: true`), for the checks of
+ * outbound targets that a tenant chooses: a name is judged by what it resolves to when it is called.
+ */
+export interface HostResolver {
+  lookup(host: string): Promise<Array<{ address: string; family: number }>>;
+}
+
 /** Every port a domain function may use. A function's entry point wires only those its routes need. */
 export interface Ports {
   clock: Clock;
@@ -308,4 +316,5 @@ export interface Ports {
   runner: AgentRunner;
   logs: LogSource;
   blobs: BlobStore;
+  resolver: HostResolver;
 }
