@@ -169,7 +169,7 @@ function maxTokensOf(agent: AgentItem): number | undefined {
  * deployment allows them), since the service calls it from inside its network. The URL may have been
  * stored through the credentials API, which does not read it as a URL, and a name may resolve to a
  * private address whatever it looked like when stored: so it is judged here, before every call, by
- * what its host resolves to now.
+ * what its host resolves to now, and the call is made to the address that was judged.
  */
 export async function llmConnection(ctx: RequestContext, orgId: string): Promise<RunnerConnection | undefined> {
   const [baseUrl, apiKey, model] = await Promise.all(
@@ -181,14 +181,17 @@ export async function llmConnection(ctx: RequestContext, orgId: string): Promise
   const allowPrivateTargets = config.allowPrivateWebhookTargets;
   const problem = webhookUrlProblem(baseUrl, { allowPrivateTargets });
   if (problem) throw new AgentRunError(`The llm integration's base_url ${problem}`, { retryable: false });
-  if (!allowPrivateTargets) await vetResolvedHost(ctx, new URL(baseUrl));
-  return { baseUrl, apiKey, ...(model ? { model } : {}) };
+  const address = allowPrivateTargets ? undefined : await vetResolvedHost(ctx, new URL(baseUrl));
+  return { baseUrl, apiKey, ...(model ? { model } : {}), ...(address ? { address } : {}) };
 }
 
-/** Refuses a base URL whose host resolves to any address outside the public Internet. */
-async function vetResolvedHost(ctx: RequestContext, url: URL): Promise<void> {
+/**
+ * Refuses a base URL whose host resolves to any address outside the public Internet; answers the address
+ * the call is then pinned to, so that a second resolution cannot bring it elsewhere.
+ */
+async function vetResolvedHost(ctx: RequestContext, url: URL): Promise<{ address: string; family: 4 | 6 }> {
   try {
-    await vetTarget(url, { allowPrivateTargets: false, lookup: (host) => ctx.ports.resolver.lookup(host) });
+    return await vetTarget(url, { allowPrivateTargets: false, lookup: (host) => ctx.ports.resolver.lookup(host) });
   } catch (error) {
     if (error instanceof TargetRefusedError) {
       const reason = error.message.replace(/^Refused: /, '');

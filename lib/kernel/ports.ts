@@ -172,6 +172,11 @@ export interface RunnerConnection {
   baseUrl: string;
   apiKey: string;
   model?: string;
+  /**
+   * The address the base URL's host resolved to when it was checked: the call connects there and
+   * nowhere else. Absent where the deployment allows private targets (the host is resolved as usual).
+   */
+  address?: { address: string; family: 4 | 6 };
 }
 
 export interface AgentRunRequest {
