@@ -686,7 +686,14 @@ describe('SSRF through every URL the API takes', () => {
       // Assess
       expect(outcomes).toEqual(refused.map(() => ({ status: 'failed', calls: 0, asked: 0 })));
       expect(allowed.status).toBe('succeeded');
-      expect(runner.requests.map((request) => request.connection?.baseUrl)).toEqual(['https://llm.example.com/v1']);
+      // The call is pinned to the address that was judged: a second answer of the resolver cannot move it.
+      expect(runner.requests.map((request) => request.connection)).toEqual([
+        {
+          baseUrl: 'https://llm.example.com/v1',
+          apiKey: expect.any(String),
+          address: { address: '93.184.216.34', family: 4 },
+        },
+      ]);
       expect(resolver.asked).toEqual(['llm.example.com']);
     });
   });
