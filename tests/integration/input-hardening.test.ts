@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { APIGatewayProxyStructuredResultV2, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse } from 'yaml';
 import { backupsHandler } from '#functions/http/backups';
@@ -11,6 +11,7 @@ import { tenantConfigHandler } from '#functions/http/tenant-config';
 import { discoveryRunConsumer } from '#functions/queue/discovery-run';
 import { webhookDeliveryHandler } from '#functions/queue/webhook-delivery';
 import { type Gateway, startGateway } from '#infra/local/gateway';
+import { cloudFormationTags } from '#infra/local/yaml-tags';
 import { config, loadConfig } from '#lib/config';
 import type { GroupHandler } from '#lib/http/group-handler';
 import { SESSION_COOKIE } from '#lib/http/middleware/authenticate';
@@ -21,9 +22,9 @@ import { allRoutes } from '#lib/routes/index';
 import { WEBHOOK_EVENTS } from '#lib/webhooks/outbound/event-types';
 import { TargetRefusedError, vetTarget } from '#lib/webhooks/outbound/targets';
 import { dataTree, type RecordingBlobs, recordingBlobs } from '#tests/support/backups';
-import { context, httpEvent, loadEvent } from '#tests/support/events';
+import { loadEvent } from '#tests/support/events';
 import { type CallOptions, type CallResult, call, newUser, type TestUser } from '#tests/support/identity';
-import { concretePath, handlerOf } from '#tests/support/registry';
+import { concretePath, handlerOf, type RawAnswer, type SendOptions, sendTo } from '#tests/support/registry';
 import { recordingScheduler } from '#tests/support/scheduler';
 import { startConnectionCounter } from '#tests/support/webhook-receiver';
 
@@ -48,10 +49,10 @@ const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...opt
 
 /** Every header value of every answer in this file: visible ASCII, spaces and tabs, nothing else. */
 const headerProblems: string[] = [];
-function scanHeaders(where: string, response: APIGatewayProxyStructuredResultV2): void {
+function scanHeaders(where: string, answer: RawAnswer): void {
   const values = [
-    ...Object.entries(response.headers ?? {}).map(([name, value]) => [name, String(value)] as const),
-    ...(response.cookies ?? []).map((cookie) => ['Set-Cookie', cookie] as const),
+    ...Object.entries(answer.headers).map(([name, value]) => [name, String(value)] as const),
+    ...answer.cookies.map((cookie) => ['Set-Cookie', cookie] as const),
   ];
   for (const [name, value] of values) {
     if (!/^[\t\x20-\x7e]*$/.test(value) || !/^[A-Za-z0-9-]+$/.test(name)) {
@@ -60,54 +61,34 @@ function scanHeaders(where: string, response: APIGatewayProxyStructuredResultV2)
   }
 }
 
-interface Raw {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
-  json: any;
-}
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies of every shape
+type Raw = RawAnswer & { json: any };
 
 /** Handlers used instead of serverless.yml's where a test needs to see what they touch. */
 const overrides = new Map<string, GroupHandler>();
 
-/** One request to a route's function: the raw path as a client sends it, any headers, cookies, body. */
+/**
+ * One request to a route's function (tests/support/registry `sendTo`: the raw path as a client sends it,
+ * the answer through the leak scan) as `token`'s holder if given; its headers are scanned, its JSON read.
+ */
 async function send(
   route: Pick<RouteDef, 'group' | 'method'>,
   path: string,
-  options: {
-    body?: string;
-    base64?: boolean;
-    headers?: Record<string, string>;
-    cookies?: string[];
-    query?: Record<string, string>;
-    token?: string;
-  } = {},
+  options: SendOptions & { token?: string } = {},
 ): Promise<Raw> {
+  const { token, ...rest } = options;
   const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const event = httpEvent(route.method, path, {
-    headers,
-    ...(options.query ? { query: options.query } : {}),
-    ...(options.body !== undefined ? { body: options.body, base64: options.base64 ?? false } : {}),
-  });
-  if (options.cookies) event.cookies = options.cookies;
-  const handler = overrides.get(route.group) ?? (await handlerOf(route.group));
-  const response = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
-  scanHeaders(`${route.method} ${path}`, response);
-  const body = response.body ?? '';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const override = overrides.get(route.group);
+  const answer = await sendTo(route, path, { ...rest, headers, ...(override ? { handler: override } : {}) });
+  scanHeaders(`${route.method} ${path}`, answer);
   let json: unknown;
   try {
-    json = response.isBase64Encoded ? undefined : JSON.parse(body);
+    json = JSON.parse(answer.body);
   } catch {
     json = undefined;
   }
-  return {
-    status: response.statusCode ?? 200,
-    headers: (response.headers ?? {}) as Record<string, string>,
-    body,
-    json,
-  };
+  return { ...answer, json };
 }
 
 const isEnvelope = (answer: Raw, code: string) =>
@@ -460,7 +441,7 @@ const PRIVATE_ANSWERS = [
 describe('SSRF through every URL the API takes', () => {
   it('runs with private targets off, as every deployment does unless it opts in', () => {
     // Prepare
-    const serverless = parse(readFileSync('serverless.yml', 'utf8')) as {
+    const serverless = parse(readFileSync('serverless.yml', 'utf8'), { customTags: cloudFormationTags }) as {
       provider: { environment?: Record<string, unknown> };
       functions: Record<string, { environment?: Record<string, unknown> }>;
     };
