@@ -125,7 +125,12 @@ const jsonOfSize = (bytes: number) => {
 describe('bodies over 1 MiB', () => {
   const writes = allRoutes.filter(isWrite);
   const over = jsonOfSize(MAX_BODY_BYTES + 1);
+  const overBase64 = Buffer.from(over).toString('base64');
   const atLimit = jsonOfSize(MAX_BODY_BYTES);
+  /** One write route of each function: what the functions share (the body middleware) is seen once each. */
+  const onePerGroup = writes.filter(
+    (route, index) => writes.findIndex((other) => other.group === route.group) === index,
+  );
 
   it('answer 413 in the error envelope on every route that takes a body, JSON or base64, any caller', async () => {
     // Act
@@ -133,28 +138,34 @@ describe('bodies over 1 MiB', () => {
     for (const route of writes) {
       const path = concretePath(route, '1');
       for (const variant of [
-        { name: 'anonymous', options: {} },
-        { name: 'authenticated', options: { token: owner.token } },
+        { name: 'anonymous, JSON', options: { body: over } },
         {
-          name: 'base64',
-          options: { token: owner.token, base64: true, headers: { 'content-type': 'application/octet-stream' } },
+          name: 'authenticated, base64',
+          options: {
+            body: overBase64,
+            token: owner.token,
+            base64: true,
+            headers: { 'content-type': 'application/octet-stream' },
+          },
         },
       ]) {
-        const body = variant.options.base64 ? Buffer.from(over).toString('base64') : over;
-        const answer = await send(route, path, { ...variant.options, body });
+        const answer = await send(route, path, variant.options);
         if (answer.status !== 413 || !isEnvelope(answer, 'PAYLOAD_TOO_LARGE') || !answer.headers['X-Trace-Id']) {
           wrong.push(`${label(route)} (${variant.name}): ${answer.status} ${answer.body.slice(0, 120)}`);
         }
         counts.bodyLimit += 1;
       }
-      // Exactly the limit is read (and then judged by the route, as an anonymous caller: 401 or 400).
-      const limit = await send(route, path, { body: atLimit });
+    }
+    // Exactly the limit is read (and then judged by the route, as an anonymous caller: 401 or 400).
+    for (const route of onePerGroup) {
+      const limit = await send(route, concretePath(route, '1'), { body: atLimit });
       if (limit.status === 413) wrong.push(`${label(route)}: 413 for a body of exactly ${MAX_BODY_BYTES} bytes`);
       counts.bodyLimit += 1;
     }
 
     // Assess
     expect(writes.length).toBeGreaterThan(90);
+    expect(onePerGroup.length).toBeGreaterThan(25);
     expect(wrong).toEqual([]);
   }, 60_000);
 
@@ -170,26 +181,29 @@ describe('bodies over 1 MiB', () => {
     it('answer 413 in the error envelope on every route, JSON or binary (API Gateway takes up to 10 MB)', async () => {
       // Act
       const wrong: string[] = [];
-      for (const route of writes) {
-        for (const contentType of ['application/json', 'application/octet-stream']) {
-          const response = await fetch(`${gateway.url}${concretePath(route, '1')}`, {
-            method: route.method,
-            headers: { 'content-type': contentType, authorization: `Bearer ${owner.token}` },
-            body: over,
-          });
-          const text = await response.text();
-          const envelope = (() => {
-            try {
-              return JSON.parse(text).error?.code === 'PAYLOAD_TOO_LARGE';
-            } catch {
-              return false;
-            }
-          })();
-          if (response.status !== 413 || !envelope || !response.headers.get('x-trace-id')) {
-            wrong.push(`${label(route)} (${contentType}): ${response.status} ${text.slice(0, 120)}`);
+      const cases = [
+        ...writes.map((route) => ({ route, contentType: 'application/json' })),
+        // Binary bodies reach the handler base64-encoded; the gateway's part is the same for every route.
+        ...onePerGroup.map((route) => ({ route, contentType: 'application/octet-stream' })),
+      ];
+      for (const { route, contentType } of cases) {
+        const response = await fetch(`${gateway.url}${concretePath(route, '1')}`, {
+          method: route.method,
+          headers: { 'content-type': contentType, authorization: `Bearer ${owner.token}` },
+          body: over,
+        });
+        const text = await response.text();
+        const code = (() => {
+          try {
+            return JSON.parse(text).error?.code;
+          } catch {
+            return undefined;
           }
-          counts.bodyLimit += 1;
+        })();
+        if (response.status !== 413 || code !== 'PAYLOAD_TOO_LARGE' || !response.headers.get('x-trace-id')) {
+          wrong.push(`${label(route)} (${contentType}): ${response.status} ${text.slice(0, 120)}`);
         }
+        counts.bodyLimit += 1;
       }
 
       // Assess
@@ -203,7 +217,6 @@ describe('bodies over 1 MiB', () => {
 const HOSTILE_HEADER_VALUES = [
   'abc\r\nSet-Cookie: injected=1',
   'abc\nX-Injected: 1',
-  'abc\r',
   'trace-\u00fcnicode-\u2603',
   'nul\u0000byte',
   `${'a'.repeat(200)}`,
