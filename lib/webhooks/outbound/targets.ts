@@ -120,7 +120,8 @@ const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith(
  * (`metadata`, `instance-data`: the resolver's search list makes it a name of the local network), and
  * the suffixes set aside for private networks: `.internal` (ICANN; `metadata.google.internal` is the
  * cloud metadata endpoint), `.local` (mDNS, and Kubernetes' `cluster.local`), `.localdomain`,
- * `.home.arpa` (RFC 8375), and `.corp`, `.home`, `.lan`, `.intranet`, which ICANN will not delegate.
+ * `.home.arpa` (RFC 8375), `.corp` and `.home` (which ICANN will not delegate), and `.lan` and `.intranet`
+ * (names in private use, RFC 6762 appendix G).
  */
 const PRIVATE_SUFFIXES = ['internal', 'local', 'localdomain', 'home.arpa', 'corp', 'home', 'lan', 'intranet'];
 
