@@ -174,3 +174,16 @@ export class AgentRunError extends Error {
     this.retryable = options.retryable;
   }
 }
+
+/**
+ * A queue message of the right shape that names a record which does not exist (never written, or not
+ * this organization's). Records are written before their messages are sent, so such a message is a
+ * fault, not a race: it is reported failed, delivered again, and, failing every time, moved to the
+ * dead-letter queue where an operator can see it, instead of being dropped in silence.
+ */
+export class OrphanMessageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OrphanMessageError';
+  }
+}

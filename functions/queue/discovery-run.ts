@@ -20,7 +20,8 @@ const RunMessage = z.object({
  * run-execute.ts), the records of a batch side by side, with a partial batch response so that only a
  * record whose processing threw (a table outage, say) is delivered again. A failed run is not a failed
  * record: it is ended as failed. The claim is conditional, so a record delivered twice runs the model
- * once; a body that is not a run message fails every time and ends in the dead-letter queue.
+ * once; a body that is not a run message, or one naming a run that does not exist, fails every time and
+ * ends in the dead-letter queue.
  */
 export function discoveryRunConsumer(spec: PortSpec = {}) {
   const ports = wirePorts({ keys, runner, ...spec });

@@ -12,8 +12,9 @@ import { processPartialBatch } from '#lib/queue/partial-batch';
  * The consumer of the pipeline stage queue: one stage attempt per record (lib/pipelines/stage-run.ts),
  * the records of a batch side by side, and a partial batch response so that only a record whose
  * processing threw (a table outage, say) is delivered again; a failed run is not a failed record, since
- * the stage queues its own next attempt. A body that is not a stage message fails every time and ends
- * in the dead-letter queue. Tests pass their own ports (runner, queue) and policy (short delays).
+ * the stage queues its own next attempt. A body that is not a stage message, or one naming a stage that
+ * does not exist, fails every time and ends in the dead-letter queue. Tests pass their own ports
+ * (runner, queue) and policy (short delays).
  */
 /** Time an invocation keeps, after its runs, for the writes that end them. */
 const FINISH_MARGIN_MS = 30_000;

@@ -18,7 +18,8 @@ import { dnsLookup } from '#lib/webhooks/outbound/targets';
 /**
  * The consumer of the webhook delivery queue: one attempt per record, and a partial batch response so
  * that only the records that must run again are redelivered. A record whose body is not a delivery
- * message fails every time and ends in the dead-letter queue, where an operator can see it. Tests pass
+ * message, or that names a delivery that does not exist, fails every time and ends in the dead-letter
+ * queue, where an operator can see it. Tests pass
  * their own ports (a queue with short delays) and policy.
  */
 export function webhookDeliveryHandler(options: { ports?: PortSpec } & Partial<DeliveryPolicy> = {}) {

@@ -14,7 +14,7 @@ import { logWrite } from '#lib/logs/log-records';
 import { assigneeKey, type Task, toTask } from '#lib/tasks/task-keys';
 import { getTaskItem } from '#lib/tasks/task-records';
 import { updateTaskAs } from '#lib/tasks/task-update';
-import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
+import { TargetRefusedError, vetTarget, webhookUrlProblem } from '#lib/webhooks/outbound/targets';
 
 /**
  * One tick of an agent (functions/schedule/agent-tick), started by its schedule:
@@ -166,7 +166,10 @@ function maxTokensOf(agent: AgentItem): number | undefined {
 /**
  * The organization's LLM integration (base URL, key, default model), when it is configured. Its base
  * URL is held to the rules of outbound webhook URLs (https, no private or loopback address unless the
- * deployment allows them), since the service calls it from inside its network.
+ * deployment allows them), since the service calls it from inside its network. The URL may have been
+ * stored through the credentials API, which does not read it as a URL, and a name may resolve to a
+ * private address whatever it looked like when stored: so it is judged here, before every call, by
+ * what its host resolves to now, and the call is made to the address that was judged.
  */
 export async function llmConnection(ctx: RequestContext, orgId: string): Promise<RunnerConnection | undefined> {
   const [baseUrl, apiKey, model] = await Promise.all(
@@ -175,9 +178,28 @@ export async function llmConnection(ctx: RequestContext, orgId: string): Promise
     ),
   );
   if (!baseUrl || !apiKey) return undefined;
-  const problem = webhookUrlProblem(baseUrl, { allowPrivateTargets: config.allowPrivateWebhookTargets });
+  const allowPrivateTargets = config.allowPrivateWebhookTargets;
+  const problem = webhookUrlProblem(baseUrl, { allowPrivateTargets });
   if (problem) throw new AgentRunError(`The llm integration's base_url ${problem}`, { retryable: false });
-  return { baseUrl, apiKey, ...(model ? { model } : {}) };
+  const address = allowPrivateTargets ? undefined : await vetResolvedHost(ctx, new URL(baseUrl));
+  return { baseUrl, apiKey, ...(model ? { model } : {}), ...(address ? { address } : {}) };
+}
+
+/**
+ * Refuses a base URL whose host resolves to any address outside the public Internet; answers the address
+ * the call is then pinned to, so that a second resolution cannot bring it elsewhere.
+ */
+async function vetResolvedHost(ctx: RequestContext, url: URL): Promise<{ address: string; family: 4 | 6 }> {
+  try {
+    return await vetTarget(url, { allowPrivateTargets: false, lookup: (host) => ctx.ports.resolver.lookup(host) });
+  } catch (error) {
+    if (error instanceof TargetRefusedError) {
+      const reason = error.message.replace(/^Refused: /, '');
+      throw new AgentRunError(`The llm integration's base_url is refused: ${reason}`, { retryable: false });
+    }
+    // A name that does not resolve now may later: the run is tried again, as for a provider outage.
+    throw new AgentRunError(`The llm integration's host ${url.hostname} could not be resolved`, { retryable: true });
+  }
 }
 
 /**

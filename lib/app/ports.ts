@@ -1,12 +1,14 @@
 import { secrets } from '#lib/app/secrets';
 import { systemClock } from '#lib/kernel/clock';
 import type { Ports } from '#lib/kernel/ports';
+import { systemResolver } from '#lib/kernel/resolver';
 
 /**
  * The composition root: `wirePorts` builds the ports one entry point uses, each at its first use and
  * once per cold start. An entry point names the adapters its routes need (`{ queue, keys }` from
  * lib/app/*), so that its bundle carries no client it never calls; tests hand in their own
- * implementations through the same door. The clock and the configured secrets are always wired.
+ * implementations through the same door. The clock, the configured secrets and the system's resolver are
+ * always wired.
  *
  * @example
  * export const handler = groupHandler('tasks', routes, { ports: { queue } });
@@ -14,7 +16,7 @@ import type { Ports } from '#lib/kernel/ports';
  */
 export type PortSpec = { [K in keyof Ports]?: Ports[K] | (() => Ports[K]) };
 
-const always: PortSpec = { clock: systemClock, secrets };
+const always: PortSpec = { clock: systemClock, secrets, resolver: systemResolver };
 
 export function wirePorts(spec: PortSpec = {}): Ports {
   const wired: PortSpec = { ...always, ...spec };
@@ -31,6 +33,7 @@ export function wirePorts(spec: PortSpec = {}): Ports {
     'runner',
     'logs',
     'blobs',
+    'resolver',
   ] as const) {
     Object.defineProperty(ports, name, {
       enumerable: true,

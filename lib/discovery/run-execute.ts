@@ -3,8 +3,8 @@ import type { EngineItem } from '#lib/discovery/engine-keys';
 import { getEngine } from '#lib/discovery/engine-records';
 import { failRun, type RunOutcome, succeedRun } from '#lib/discovery/run-finish';
 import type { RunItem } from '#lib/discovery/run-keys';
-import { claimRun } from '#lib/discovery/run-records';
-import { AgentRunError } from '#lib/errors';
+import { claimRun, getRun } from '#lib/discovery/run-records';
+import { AgentRunError, OrphanMessageError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentRunRequest, AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
@@ -62,7 +62,13 @@ export function runRequest(orgId: string, engine: EngineItem, run: RunItem): Age
 export async function executeRun(ctx: RequestContext, ref: RunRef): Promise<RunOutcome> {
   const { orgId } = ref;
   const run = await claimRun({ ...ref, at: ctx.ports.clock.now().toISOString() });
-  if (!run) return { outcome: 'skipped', run_id: ref.runId, reason: 'not_queued' };
+  if (!run) {
+    // A refused claim is a repeat of a run already taken, unless there is no such run at all.
+    if (!(await getRun({ ...ref, consistent: true }))) {
+      throw new OrphanMessageError(`Discovery run ${ref.runId} of engine ${ref.engineId} does not exist`);
+    }
+    return { outcome: 'skipped', run_id: ref.runId, reason: 'not_queued' };
+  }
   const engine = await getEngine({ orgId, slug: run.engine_slug, consistent: true });
   if (!engine || engine.id !== run.engine_id) {
     return failRun(ctx, orgId, run, 'The discovery engine was deleted before the run started');

@@ -5,6 +5,9 @@ import { type ErrorDetail, NotFoundError, ValidationError } from '#lib/errors';
 import { requireOrgRole, requirePrincipal } from '#lib/identity/access';
 import { credentialNameOf, findIntegration, INTEGRATIONS, type Integration } from '#lib/integrations/catalogue';
 import type { RequestContext } from '#lib/kernel/context';
+import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
+
+type TargetPolicy = { allowPrivateTargets: boolean };
 
 export type IntegrationState = 'configured' | 'partially_configured' | 'not_configured';
 
@@ -59,27 +62,25 @@ export async function integrationStatus(ctx: RequestContext, id: string): Promis
   return statusOf(integration, await credentialUpdateTimes(requirePrincipal(ctx).orgId));
 }
 
-const FORMAT_CHECKS: Record<string, (value: string) => boolean> = {
-  url: (value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === 'https:' || url.protocol === 'http:';
-    } catch {
-      return false;
-    }
-  },
-  email: (value) => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value),
+/**
+ * What is wrong with a field's value, by its format, or undefined. The service calls a `url` field from
+ * inside its network, so it is held to the rules of outbound webhook targets (lib/webhooks/outbound/targets).
+ */
+const FORMAT_PROBLEMS: Record<string, (value: string, policy: TargetPolicy) => string | undefined> = {
+  url: (value, policy) => webhookUrlProblem(value, policy),
+  email: (value) => (/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value) ? undefined : 'must be a valid email'),
 };
 
 /**
  * Stores the given fields in the credential store (each sealed on its own) after checking them all:
  * unknown fields, malformed values and required fields that are neither given nor already stored are
- * refused together, before anything is written.
+ * refused together, before anything is written. `policy` is the deployment's rule for private targets.
  */
 export async function configureIntegration(
   ctx: RequestContext,
   id: string,
   fields: Record<string, string>,
+  policy: TargetPolicy,
 ): Promise<IntegrationStatus> {
   const principal = requireOrgRole(ctx, 'admin');
   const integration = findIntegration(id);
@@ -99,9 +100,8 @@ export async function configureIntegration(
       }
       continue;
     }
-    if (FORMAT_CHECKS[field.format] && !FORMAT_CHECKS[field.format]?.(value)) {
-      problems.push({ path: `fields.${field.name}`, message: `must be a valid ${field.format}` });
-    }
+    const problem = FORMAT_PROBLEMS[field.format]?.(value, policy);
+    if (problem) problems.push({ path: `fields.${field.name}`, message: problem });
   }
   if (problems.length > 0) throw new ValidationError(`The ${integration.name} fields are not valid`, problems);
 

@@ -172,6 +172,11 @@ export interface RunnerConnection {
   baseUrl: string;
   apiKey: string;
   model?: string;
+  /**
+   * The address the base URL's host resolved to when it was checked: the call connects there and
+   * nowhere else. Absent where the deployment allows private targets (the host is resolved as usual).
+   */
+  address?: { address: string; family: 4 | 6 };
 }
 
 export interface AgentRunRequest {
@@ -296,6 +301,14 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
 }
 
+/**
+ * Resolves a host name to every address it has (as `dns.lookup` with `all: true`), for the checks of
+ * outbound targets that a tenant chooses: a name is judged by what it resolves to when it is called.
+ */
+export interface HostResolver {
+  lookup(host: string): Promise<Array<{ address: string; family: number }>>;
+}
+
 /** Every port a domain function may use. A function's entry point wires only those its routes need. */
 export interface Ports {
   clock: Clock;
@@ -308,4 +321,5 @@ export interface Ports {
   runner: AgentRunner;
   logs: LogSource;
   blobs: BlobStore;
+  resolver: HostResolver;
 }

@@ -2,7 +2,7 @@ import * as z from 'zod';
 import { getAgentByName } from '#lib/agents/agent-records';
 import { llmConnection } from '#lib/agents/agent-tick';
 import { type TransactItem, transact } from '#lib/db/transactions';
-import { AgentRunError, isConditionFailed } from '#lib/errors';
+import { AgentRunError, isConditionFailed, OrphanMessageError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import type { AgentProfile, AgentRunResult } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
@@ -257,8 +257,9 @@ async function notClaimed(
   const orgId = message.org_id;
   const stage = await getStageItem(orgId, message.execution_id, message.stage);
   if (!execution || !stage) {
-    logger.warn('pipeline stage message for an unknown execution or stage; dropped', { ...message });
-    return 'ignored';
+    throw new OrphanMessageError(
+      `Stage ${message.stage} of execution ${message.execution_id} (pipeline ${message.pipeline_id}) does not exist`,
+    );
   }
   const at = ctx.ports.clock.now().toISOString();
   if (execution.status === 'cancelled' || execution.status === 'failed') {

@@ -61,7 +61,11 @@ export const configureIntegration = defineRoute({
   description:
     'Each field is sealed as a credential (`integration.<id>.<field>`, or the well-known name the service ' +
     'reads, e.g. `webhook.git.secret`). Unknown fields, malformed values and required fields that are neither ' +
-    'given nor stored already answer 400 together, and nothing is written.',
+    'given nor stored already answer 400 together, and nothing is written. A `url` field (the llm ' +
+    'integration’s `base_url`) is held to the rules of outbound webhook URLs: https, no user:password, and, ' +
+    'unless the deployment allows private targets, no loopback, private, link-local or other non-public ' +
+    'address, no `localhost` and no name of a private network; its host is resolved and judged again ' +
+    'before every call.',
   params,
   body: z.object({ fields: z.record(z.string(), z.string().min(1).max(16_384)) }),
   response: IntegrationStatus,

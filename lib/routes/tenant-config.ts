@@ -23,7 +23,9 @@ const webhookUrl = z
       'Absolute https URL (http only where the deployment allows private targets, as local mode does), without ' +
       'user:password, at most 2048 characters. Unless the deployment allows private targets, a literal IP in a ' +
       'private, loopback, link-local, unique-local, carrier-grade NAT, multicast, reserved or unspecified range ' +
-      'is refused, as is `localhost`. Stored as the URL parser normalizes it.',
+      'is refused, as are `localhost`, a name of one label and the names of private networks (`.internal`, ' +
+      '`.local`, `.localdomain`, `.home.arpa`, `.corp`, `.home`, `.lan`, `.intranet`); a name that resolves to ' +
+      'such an address is refused before each delivery attempt. Stored as the URL parser normalizes it.',
     example: 'https://hooks.example.com/agent-ops',
   });
 

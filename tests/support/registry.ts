@@ -94,7 +94,21 @@ export function sample(schema: any, depth = 0): unknown {
 export interface RawAnswer {
   status: number;
   headers: Record<string, string>;
+  /** The cookies the answer sets (Set-Cookie). */
+  cookies: string[];
   body: string;
+}
+
+export interface SendOptions {
+  body?: string;
+  /** The body arrives base64-encoded, as API Gateway hands over a binary one. */
+  base64?: boolean;
+  headers?: Record<string, string>;
+  query?: Record<string, string>;
+  /** The request's cookies, as API Gateway hands them over (`name=value` each). */
+  cookies?: string[];
+  /** The function to call instead of serverless.yml's (one built with a test's own ports). */
+  handler?: GroupHandler;
 }
 
 /**
@@ -105,14 +119,16 @@ export interface RawAnswer {
 export async function sendTo(
   route: Pick<RouteDef, 'group' | 'method'>,
   path: string,
-  options: { body?: string; headers?: Record<string, string>; query?: Record<string, string> } = {},
+  options: SendOptions = {},
 ): Promise<RawAnswer> {
   const event = httpEvent(route.method, path, {
     headers: options.headers ?? {},
     ...(options.query ? { query: options.query } : {}),
-    ...(options.body !== undefined ? { body: options.body } : {}),
+    ...(options.body !== undefined ? { body: options.body, base64: options.base64 ?? false } : {}),
   });
-  const response = (await (await handlerOf(route.group))(event, context())) as APIGatewayProxyStructuredResultV2;
+  if (options.cookies) event.cookies = options.cookies;
+  const handler = options.handler ?? (await handlerOf(route.group));
+  const response = (await handler(event, context())) as APIGatewayProxyStructuredResultV2;
   const status = response.statusCode ?? 200;
   const type = String(response.headers?.['Content-Type'] ?? '');
   if (response.body && type.includes('json') && !response.isBase64Encoded) {
@@ -123,6 +139,7 @@ export async function sendTo(
   return {
     status,
     headers: (response.headers ?? {}) as Record<string, string>,
+    cookies: response.cookies ?? [],
     body: response.body ?? '',
   };
 }

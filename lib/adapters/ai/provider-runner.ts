@@ -2,6 +2,7 @@ import { type AmazonBedrockProvider, createAmazonBedrock } from '@ai-sdk/amazon-
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, type LanguageModel, RetryError } from 'ai';
 import { agentPrompt, estimateTokens, readAnswer } from '#lib/adapters/ai/agent-prompt';
+import { pinnedFetch } from '#lib/adapters/ai/pinned-fetch';
 import { AgentRunError } from '#lib/errors';
 import type { AgentRunner, AgentRunRequest } from '#lib/kernel/ports';
 
@@ -70,7 +71,13 @@ export function providerRunner(options: ProviderRunnerOptions): AgentRunner {
           { retryable: false },
         );
       }
-      const provider = createOpenAICompatible({ name: 'llm', baseURL: connection.baseUrl, apiKey: connection.apiKey });
+      const provider = createOpenAICompatible({
+        name: 'llm',
+        baseURL: connection.baseUrl,
+        apiKey: connection.apiKey,
+        // The address the host was checked at (where private targets are refused): no second resolution.
+        ...(connection.address ? { fetch: pinnedFetch(connection.address) } : {}),
+      });
       return {
         model: provider.chatModel(modelId),
         modelId,

@@ -1,6 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { OrphanMessageError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { APP_VERSION } from '#lib/version';
@@ -71,11 +72,8 @@ export async function processDeliveryMessage(
 ): Promise<AttemptOutcome> {
   const { org_id: orgId, delivery_id: id, attempt } = message;
   const item = await getDeliveryItem(orgId, id);
-  if (!item) {
-    // Expired by TTL or never written: nothing to deliver.
-    logger.warn('webhook delivery not found; message dropped', { orgId, deliveryId: id, attempt });
-    return 'skipped';
-  }
+  // Deliveries are written before their first message and kept longer than any message lives.
+  if (!item) throw new OrphanMessageError(`Webhook delivery ${id} does not exist`);
   if (item.status !== 'pending' || item.attempt_count > attempt) return 'skipped';
   if (item.attempt_count === attempt) {
     // This attempt is recorded: the message is a redelivery. If whoever recorded it stopped before

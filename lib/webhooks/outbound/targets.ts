@@ -116,6 +116,19 @@ const normalizedHost = (url: URL): string => hostOf(url).replace(/\.+$/, '');
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 
 /**
+ * Names that cannot be a host on the public Internet, whatever they resolve to: a name of one label
+ * (`metadata`, `instance-data`: the resolver's search list makes it a name of the local network), and
+ * the suffixes set aside for private networks: `.internal` (ICANN; `metadata.google.internal` is the
+ * cloud metadata endpoint), `.local` (mDNS, and Kubernetes' `cluster.local`), `.localdomain`,
+ * `.home.arpa` (RFC 8375), `.corp` and `.home` (which ICANN will not delegate), and `.lan` and `.intranet`
+ * (names in private use, RFC 6762 appendix G).
+ */
+const PRIVATE_SUFFIXES = ['internal', 'local', 'localdomain', 'home.arpa', 'corp', 'home', 'lan', 'intranet'];
+
+const isPrivateName = (host: string) =>
+  !host.includes('.') || PRIVATE_SUFFIXES.some((suffix) => host === suffix || host.endsWith(`.${suffix}`));
+
+/**
  * What is wrong with a URL as a webhook target, or undefined when it may be registered. Only the URL
  * itself is judged here; names are resolved (and judged again) before every delivery attempt.
  *
@@ -142,6 +155,8 @@ export function webhookUrlProblem(raw: string, options: { allowPrivateTargets: b
     if (refused) return `must not point to a ${refused} address`;
   } else if (isLocalhostName(host)) {
     return 'must not point to localhost';
+  } else if (isPrivateName(host)) {
+    return 'must name a host on the public Internet, not a name of a private network';
   }
   return undefined;
 }

@@ -268,6 +268,45 @@ describe('the provider runner on an OpenAI-compatible endpoint', () => {
   });
 });
 
+describe('the provider runner with the address the host was checked at', () => {
+  /** A name no resolver knows, on the local server's port: only the pinned address can reach it. */
+  const pinned = (): AgentRunRequest['connection'] => ({
+    baseUrl: `http://llm.example.test:${new URL(baseUrl).port}/v1`,
+    apiKey: API_KEY,
+    model: 'gpt-test',
+    address: { address: '127.0.0.1', family: 4 },
+  });
+
+  it('connects to that address, with the URL’s host in the Host header', async () => {
+    // Prepare
+    replies = [completion('{"summary":"pinned"}')];
+
+    // Act
+    const result = await runner().run(request({ connection: pinned() }));
+
+    // Assess
+    expect(result.output).toEqual({ summary: 'pinned' });
+    expect(seen.map((call) => [call.path, call.headers.host])).toEqual([
+      ['/v1/chat/completions', `llm.example.test:${new URL(baseUrl).port}`],
+    ]);
+  });
+
+  it('does not follow a redirect, whose target was never checked', async () => {
+    // Prepare
+    replies = [
+      { status: 307, body: '', headers: { location: `${baseUrl}/elsewhere/chat/completions` } },
+      completion('{"summary":"followed"}'),
+    ];
+
+    // Act
+    const error = await runFailure(runner().run(request({ connection: pinned() })));
+
+    // Assess
+    expect(error).toBeInstanceOf(AgentRunError);
+    expect(seen.map((call) => call.path)).toEqual(['/v1/chat/completions']);
+  });
+});
+
 describe('the provider runner without an LLM integration', () => {
   afterEach(() => {
     vi.unstubAllEnvs();

@@ -27,9 +27,11 @@ describe('wirePorts, the composition root', () => {
     expect(() => ports.payments).toThrow(/The payments port is not wired into this function/);
   });
 
-  it('always wires the clock and the configured secrets', () => {
+  it('always wires the clock, the configured secrets and the system’s resolver', async () => {
     const ports = wirePorts();
     expect(ports.clock.now()).toBeInstanceOf(Date);
     expect(ports.secrets.accessTokenKey.byteLength).toBeGreaterThanOrEqual(32);
+    const addresses = (await ports.resolver.lookup('localhost')).map((answer) => answer.address);
+    expect(addresses.some((address) => address === '127.0.0.1' || address === '::1')).toBe(true);
   });
 });
