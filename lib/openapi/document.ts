@@ -207,9 +207,9 @@ function successResponse(route: RouteDef) {
 
 function errorStatuses(route: RouteDef): number[] {
   const statuses = new Set<number>(route.rateLimited === false ? [405, 500] : [405, 429, 500]);
-  // A write without a body schema still refuses a body that is not JSON.
-  if (route.params || route.query || route.body || route.method !== 'GET') statuses.add(400);
-  if (route.body) {
+  if (route.params || route.query) statuses.add(400);
+  // A write without a body schema still refuses a body that is not JSON, or one over the size limit.
+  if (route.body || route.method !== 'GET') {
     statuses.add(400);
     statuses.add(413);
   }

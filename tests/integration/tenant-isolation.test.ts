@@ -134,7 +134,7 @@ const SAME_AS_UNKNOWN: Record<string, Exception> = {
   // Instance-admin routes: the instance admin reaches every user by design; anyone else gets 403 for any id.
   'PATCH /users/{id}': { reason: 'instance admin only' },
   'DELETE /users/{id}': { reason: 'instance admin only' },
-  // Users are read by users: an API key, which has no user behind it, gets 400 for any id.
+  // Users are read by users: an API key, which has no user behind it, gets 403 for any id.
   'GET /users/{id}': { reason: 'needs a user behind the credential', callers: ['apiKey'] },
 };
 
@@ -206,7 +206,7 @@ const NOT_TENANT_LISTS: Record<string, Exception> = {
 
 /** GET routes without path parameters that refuse a caller of B, whatever A holds, with the status. */
 const REFUSED_LISTS: Record<string, Exception & { status: number }> = {
-  'GET /users': { status: 400, reason: 'users are listed to users, not API keys', callers: ['apiKey'] },
+  'GET /users': { status: 403, reason: 'users are listed to users, not API keys', callers: ['apiKey'] },
   'GET /billing/subscription': { status: 404, reason: 'B has no subscription (the specification’s 404)' },
 };
 
