@@ -56,6 +56,12 @@ export interface RouteDef<
    * assets): they count against no limit, so an uptime monitor or load balancer is never answered 429.
    */
   rateLimited?: false;
+  /**
+   * The answer sets the session cookie (login, refresh). A browser request from an Origin outside
+   * ALLOWED_ORIGINS is refused with 403, so a cross-site form cannot log a victim into an account of the
+   * attacker's (login CSRF); clients that send no Origin (curl, servers) are unaffected.
+   */
+  startsSession?: true;
   /** Statuses that answer with the success schema too (health probes answer 503 with their record). */
   alsoAnswers?: number[];
 }

@@ -214,6 +214,7 @@ function errorStatuses(route: RouteDef): number[] {
     statuses.add(413);
   }
   if (route.auth !== 'none') statuses.add(401);
+  if (route.startsSession) statuses.add(403);
   if (route.auth === 'bearer') {
     statuses.add(403);
     // Authenticating reads the table, so every bearer route answers 503 while the database is down.

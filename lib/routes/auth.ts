@@ -75,10 +75,12 @@ export const login = defineRoute({
   method: 'POST',
   path: '/auth/login',
   auth: 'none',
+  startsSession: true,
   summary: 'Log in with email and password',
   description:
     'Returns an access token and a refresh token and sets the `service_jwt` cookie (HttpOnly, SameSite=Lax, ' +
-    'Secure over HTTPS). Wrong email and wrong password answer the same 401. After 10 failures for one email ' +
+    'Secure over HTTPS); a browser request from an Origin outside ALLOWED_ORIGINS is refused with 403 (login ' +
+    'CSRF). Wrong email and wrong password answer the same 401. After 10 failures for one email ' +
     '(50 for one source IP) within 15 minutes, logins answer 429 with Retry-After until the window ends.',
   body: z.object({ email: z.string().trim().min(1).max(254), password: z.string().min(1).max(256) }),
   response: Session,
@@ -91,6 +93,7 @@ export const refresh = defineRoute({
   method: 'POST',
   path: '/auth/refresh',
   auth: 'none',
+  startsSession: true,
   summary: 'Exchange a refresh token for a new session (addition)',
   description:
     'The refresh token in the body is the credential. Each token works once and is replaced by the one ' +

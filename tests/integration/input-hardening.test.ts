@@ -920,6 +920,30 @@ describe('the CSRF rule of cookie-authenticated writes', () => {
     expect(wrong).toEqual([]);
   }, 60_000);
 
+  it('starts a browser session only from an allowed Origin: a cross-site form logs no one in', async () => {
+    // Prepare: a cross-site form can post text/plain, which the body parser reads as JSON all the same.
+    const starts = allRoutes.filter((route) => route.startsSession);
+    const login = JSON.stringify({ email: owner.email, password: owner.password });
+
+    // Act
+    const answers: Record<string, number> = {};
+    for (const [name, origin] of [
+      ['foreign', 'https://evil.example'],
+      ['opaque', 'null'],
+      ['allowed', config.allowedOrigins[0] as string],
+      ['none', undefined],
+    ] as const) {
+      const headers: Record<string, string> = { 'content-type': 'text/plain', ...(origin ? { origin } : {}) };
+      const answer = await send({ group: 'auth', method: 'POST' }, '/api/auth/login', { headers, body: login });
+      answers[name] = answer.status;
+      counts.csrf += 1;
+    }
+
+    // Assess
+    expect(starts.map(label)).toEqual(expect.arrayContaining(['POST /auth/login', 'POST /auth/refresh']));
+    expect(answers).toEqual({ foreign: 403, opaque: 403, allowed: 200, none: 200 });
+  });
+
   it('answers every read with the cookie alone, and every bearer write without Origin or the header', async () => {
     // Act
     const wrong: string[] = [];

@@ -25,6 +25,7 @@ export const authenticate = (
   const allowedOrigins = new Set(options.allowedOrigins);
   const authenticateBefore = async (request: HttpRequest) => {
     const route = request.context.route;
+    if (route?.startsSession) requireKnownOrigin(request.event, allowedOrigins);
     if (route?.auth !== 'bearer') return;
     const ctx = options.ctx(request);
     let credential: Credential;
@@ -92,6 +93,13 @@ function requireSameSite(event: HttpEvent, allowedOrigins: Set<string>): void {
   const origin = event.headers.origin;
   if (origin !== undefined ? allowedOrigins.has(origin) : event.headers['x-requested-with'] !== undefined) return;
   throw new ForbiddenError('Cookie-authenticated changes need an allowed Origin or an X-Requested-With header');
+}
+
+/** A session is started for a browser only from an allowed Origin; a request without one is not a browser's. */
+function requireKnownOrigin(event: HttpEvent, allowedOrigins: Set<string>): void {
+  const origin = event.headers.origin;
+  if (origin === undefined || allowedOrigins.has(origin)) return;
+  throw new ForbiddenError('A session can be started from an allowed Origin only');
 }
 
 function readCookie(cookies: string[], name: string): string | undefined {
