@@ -25,9 +25,9 @@ const USAGE_RETENTION_DAYS = 90;
  * The bearer authenticator: turns a credential (an access token, from a header or the session cookie,
  * or an API key) into a principal. One message for every failure, so a caller learns nothing about why.
  *
- * - Access token: one BatchGetItem reads the revocation marker, the user, the membership and the
- *   organization; the token dies with logout (revocation), with "all devices" (token version), with
- *   the user, and with the membership.
+ * - Access token: one BatchGetItem reads the revocation markers (of the token and of its login), the
+ *   user, the membership and the organization; the token dies with its login's logout or a replayed
+ *   refresh token, with "all devices" (token version), with the user, and with the membership.
  * - API key: looked up by its SHA-256; inactive, revoked, expired or past its rotation grace is 401.
  *   Its use is appended to the key's usage log once the response is known.
  */
@@ -51,14 +51,18 @@ async function fromAccessToken(ctx: RequestContext, credential: Credential): Pro
   const claims = await verifyAccessToken(ctx.ports.secrets.accessTokenKey, credential.value, ctx.ports.clock.now());
   const requested = credential.organizationId;
   const orgId = requested ?? claims.orgId;
-  const [revoked, user, membership, org] = await getMany([
+  // The login's family marker too: logout and a replayed refresh token end every access token of that
+  // login, also those issued before the last refresh, not only the one presented at logout.
+  const [revoked, user, membership, org, family] = await getMany([
     identityKeys.revokedToken(claims.jti),
     identityKeys.user(claims.userId),
     identityKeys.membership(orgId, claims.userId),
     identityKeys.organization(orgId),
+    ...(claims.sessionId ? [identityKeys.refreshFamily(claims.sessionId)] : []),
   ]);
   const userItem = user as UserItem | undefined;
-  if (revoked || !userItem || (userItem.token_version ?? 0) !== claims.tokenVersion) throw invalid();
+  const sessionEnded = Boolean((family as { revoked?: boolean } | undefined)?.revoked);
+  if (revoked || sessionEnded || !userItem || (userItem.token_version ?? 0) !== claims.tokenVersion) throw invalid();
   const orgItem = org as OrganizationItem | undefined;
   const member = membership as MembershipItem | undefined;
   if (!member || !orgItem || orgItem.deleted_at) {

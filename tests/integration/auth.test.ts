@@ -328,6 +328,20 @@ describe('POST /auth/logout', () => {
     expect((await call(auth, 'GET', '/auth/me', { token: otherRenewed.body.data.token })).status).toBe(200);
   });
 
+  it('ends every access token of the login, also one issued before its last refresh', async () => {
+    // Prepare: the login's first access token, still within its hour, and the one its refresh gave.
+    const user = await newUser('logoutearlier');
+    const renewed = await call(auth, 'POST', '/auth/refresh', { body: { refresh_token: user.refreshToken } });
+    expect((await call(auth, 'GET', '/auth/me', { token: user.token })).status).toBe(200);
+
+    // Act
+    await call(auth, 'POST', '/auth/logout', { token: renewed.body.data.token });
+
+    // Assess
+    expect((await call(auth, 'GET', '/auth/me', { token: user.token })).status).toBe(401);
+    expect((await call(auth, 'GET', '/auth/me', { token: renewed.body.data.token })).status).toBe(401);
+  });
+
   it('with all_devices revokes every token of the user, refresh tokens included', async () => {
     const user = await newUser('everywhere');
     const other = await login(user.email, user.password);
