@@ -15,7 +15,7 @@ const local = config.dynamoEndpoint !== undefined;
  * SDK's own limit is a socket idle for five minutes, which would hold a request until the function timed
  * out and API Gateway answered for it, without the envelope or Retry-After.
  */
-const MAX_ATTEMPTS = 3;
+export const MAX_ATTEMPTS = 3;
 
 export const dynamo = new DynamoDBClient({
   region: config.region,
