@@ -259,7 +259,7 @@ describe('the token ledger over its endpoints', () => {
     expect(integrityProblems(await scanTable())).toEqual([]);
   }, 60_000);
 
-  it('lets every one of 50 concurrent consumes the balance covers succeed, each entry explaining its change', async () => {
+  it('lets every one of 50 concurrent consumes the balance covers succeed, each with its exact balance', async () => {
     // Prepare: 50 consumes of 150 take 7,500 of the signup bonus's 10,000.
     const user = await newUser('allfit');
     const amount = 150;
