@@ -45,8 +45,15 @@ interface CreateCase {
   idOf?: (data: Record<string, unknown>) => unknown;
 }
 
-/** The routes that create without answering 201: POST /agents answers the steps of its bootstrap with 200. */
-const CREATES_WITHOUT_201 = ['POST /agents', 'POST /billing/create-payment-intent'];
+/**
+ * The routes that create without answering 201: POST /agents answers the steps of its bootstrap with 200;
+ * a payment intent and an integration's settings are created or found again with 200.
+ */
+const CREATES_WITHOUT_201 = [
+  'POST /agents',
+  'POST /billing/create-payment-intent',
+  'POST /integrations/{id}/configure',
+];
 
 const keyOf = (route: Pick<RouteDef, 'method' | 'path'>) => `${route.method} ${route.path}`;
 const routeKeys = new Set(allRoutes.map(keyOf));
@@ -195,6 +202,16 @@ const CASES: CreateCase[] = [
     prepare: async () => ({ path: '/credentials', body: { key: 'race/deploy-token', value: fresh('race-secret-') } }),
     stored: (items, owner) => count(items, T(owner.orgId), 'CRED#race/deploy-token'),
     idOf: (data) => data.key,
+  },
+  {
+    route: 'POST /integrations/{id}/configure',
+    variant: 'its fields (create or update)',
+    expect: 'same',
+    prepare: async () => ({
+      path: '/integrations/git/configure',
+      body: { fields: { access_token: fresh('ghp_race_token_'), webhook_secret: fresh('race-webhook-secret-') } },
+    }),
+    stored: (items, owner) => count(items, T(owner.orgId), 'CRED#webhook.git.secret'),
   },
   {
     route: 'POST /tasks',
