@@ -28,7 +28,7 @@ import { recordingScheduler } from '#tests/support/scheduler';
  */
 
 /** How long one DynamoDB call may wait for an answer here: short, so that a frozen database costs seconds. */
-const DB_TIMEOUT_MS = 1_500;
+const DB_TIMEOUT_MS = 2_000;
 /** No answer, 503 included, may take longer than this (the HTTP functions' timeout is 29 s). */
 const ANSWER_BOUND_MS = 10_000;
 const WORKERS = 4;

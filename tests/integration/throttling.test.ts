@@ -17,7 +17,7 @@ import { type Seen, startThrottlingProxy, type ThrottlingProxy } from '#tests/su
  * throttled call (full jitter); the margin is the proxy's and DynamoDB Local's own time.
  */
 const THROTTLED_DELAY_CAP_MS = [1_000, 2_000];
-const MARGIN_MS = 500;
+const MARGIN_MS = 1_000;
 
 let proxy: ThrottlingProxy;
 let identity: typeof Identity;
