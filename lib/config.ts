@@ -35,6 +35,7 @@ const configSchema = z
     RATE_LIMIT_TIER: z.enum(tiers).optional(),
     TABLE_NAME: z.string().min(3).max(255).default('agent-ops-local'),
     DYNAMODB_ENDPOINT: z.url().optional(),
+    DYNAMODB_TIMEOUT_MS: z.coerce.number().int().min(100).max(9_000).default(5_000),
     AWS_REGION: z.string().min(1).default('us-east-1'),
     JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
     ALLOWED_ORIGINS: z
@@ -88,6 +89,12 @@ const configSchema = z
     rateLimitTier: env.RATE_LIMIT_TIER,
     tableName: env.TABLE_NAME,
     dynamoEndpoint: env.DYNAMODB_ENDPOINT,
+    /**
+     * How long one DynamoDB call may take before it is abandoned (and retried, at most three attempts in
+     * all): a database that accepts connections and never answers costs a request seconds and a 503, not
+     * the function's whole timeout. Three attempts of the largest value fit in the HTTP functions' 29 s.
+     */
+    dynamoTimeoutMs: env.DYNAMODB_TIMEOUT_MS,
     region: env.AWS_REGION,
     jwtSecret: env.JWT_SECRET,
     allowedOrigins: (env.ALLOWED_ORIGINS ?? `http://localhost:${env.PORT},http://127.0.0.1:${env.PORT}`)

@@ -10,6 +10,7 @@ import {
   CLAIM_LEASE_MS,
   DEFAULT_RETRY_DELAYS_SECONDS,
   type DeliveryPolicy,
+  endUnprocessed,
   processDeliveryMessage,
 } from '#lib/webhooks/outbound/delivery-attempts';
 import { DeliveryMessage } from '#lib/webhooks/outbound/delivery-records';
@@ -19,8 +20,9 @@ import { dnsLookup } from '#lib/webhooks/outbound/targets';
  * The consumer of the webhook delivery queue: one attempt per record, and a partial batch response so
  * that only the records that must run again are redelivered. A record whose body is not a delivery
  * message, or that names a delivery that does not exist, fails every time and ends in the dead-letter
- * queue, where an operator can see it. Tests pass
- * their own ports (a queue with short delays) and policy.
+ * queue, where an operator can see it; one whose processing fails on its last receive (the key service or
+ * the table out all along) goes there too, and its delivery is ended as failed, saying it was not sent.
+ * Tests pass their own ports (a queue with short delays) and policy.
  */
 export function webhookDeliveryHandler(options: { ports?: PortSpec } & Partial<DeliveryPolicy> = {}) {
   const { ports: spec, ...overrides } = options;
@@ -37,7 +39,21 @@ export function webhookDeliveryHandler(options: { ports?: PortSpec } & Partial<D
     const ctx = requestContext({ ports, traceId: record.messageId });
     await processDeliveryMessage(ctx, DeliveryMessage.parse(JSON.parse(record.body)), policy);
   };
-  return (event: SQSEvent): Promise<SQSBatchResponse> => processPartialBatch(event, deliverRecord);
+  const endRecord = async (record: SQSRecord, error: unknown) => {
+    const message = DeliveryMessage.safeParse(parseJson(record.body));
+    if (!message.success) return;
+    await endUnprocessed(requestContext({ ports, traceId: record.messageId }), message.data, error);
+  };
+  return (event: SQSEvent): Promise<SQSBatchResponse> =>
+    processPartialBatch(event, deliverRecord, { onLastReceive: endRecord });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export const handler = webhookDeliveryHandler();

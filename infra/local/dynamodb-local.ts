@@ -132,7 +132,11 @@ async function waitUntilAnswering(
 }
 
 function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null) {
+    // Java died on its own (killed, crashed): the watcher still waits on the lifeline; let it go too.
+    child.stdin?.end();
+    return Promise.resolve();
+  }
   return new Promise((done) => {
     const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
     child.once('exit', () => {

@@ -9,8 +9,22 @@ import { databaseUnavailable, isDatabaseUnavailable } from '#lib/db/unavailable'
  */
 const local = config.dynamoEndpoint !== undefined;
 
+/**
+ * Attempts per call (the SDK's standard retry: throttling and network failures, with jittered backoff).
+ * With each attempt bounded by DYNAMODB_TIMEOUT_MS, a call ends within a few seconds either way; the
+ * SDK's own limit is a socket idle for five minutes, which would hold a request until the function timed
+ * out and API Gateway answered for it, without the envelope or Retry-After.
+ */
+export const MAX_ATTEMPTS = 3;
+
 export const dynamo = new DynamoDBClient({
   region: config.region,
+  maxAttempts: MAX_ATTEMPTS,
+  requestHandler: {
+    connectionTimeout: Math.min(config.dynamoTimeoutMs, 1_000),
+    requestTimeout: config.dynamoTimeoutMs,
+    throwOnRequestTimeout: true,
+  },
   ...(local
     ? {
         endpoint: config.dynamoEndpoint,

@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, TABLE } from '#lib/db/client';
+import { db, MAX_ATTEMPTS, TABLE } from '#lib/db/client';
 import { itemIsNew } from '#lib/db/conditions';
 import { type CounterChange, mergeCounterWrites } from '#lib/db/counters';
 import { databaseUnavailable, isThrottledCancellation } from '#lib/db/unavailable';
@@ -51,6 +51,16 @@ export function releaseUnique(scope: string, value: string): TransactItem {
 /** How often a transaction cancelled by a colliding one (not by a condition) is sent again. */
 const COLLISION_RETRIES = 3;
 
+/**
+ * DynamoDB reports a transaction whose items were throttled as a cancellation, which the SDK does not
+ * retry: sent again here after a growing pause, as the client retries every other throttled call (the
+ * same number of attempts in all), before the caller hears 503.
+ */
+const THROTTLED_RETRIES = MAX_ATTEMPTS - 1;
+const THROTTLED_BASE_DELAY_MS = 200;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 function withTable({ reason: _reason, counter: _counter, ...item }: TransactItem): SdkItem {
   const [operation, input] = Object.entries(item)[0] as [string, object];
   return { [operation]: { ...input, TableName: TABLE } } as SdkItem;
@@ -62,7 +72,8 @@ function withTable({ reason: _reason, counter: _counter, ...item }: TransactItem
  * slug becomes a 409 right here instead of a 500 further up; an unmapped refusal throws
  * `ConditionFailedError` with the reason code. A transaction that collided with another one in flight
  * on the same items (a product's task counts, say) changed nothing, so it is sent again after a short
- * random pause, a few times, before the caller hears 409. Counter writes of one item (lib/db/counters.ts)
+ * random pause, a few times, before the caller hears 409; one cancelled for throttling likewise, after
+ * growing pauses, before the caller hears 503. Counter writes of one item (lib/db/counters.ts)
  * are merged into one first, since DynamoDB refuses a transaction that names an item twice.
  *
  * @example
@@ -72,7 +83,9 @@ function withTable({ reason: _reason, counter: _counter, ...item }: TransactItem
 export async function transact(given: TransactItem[], conflicts: Conflicts = {}): Promise<void> {
   const { items, origins } = mergeCounterWrites(given);
   const command = new TransactWriteCommand({ TransactItems: items.map(withTable) });
-  for (let attempt = 0; ; attempt += 1) {
+  let throttled = 0;
+  let collided = 0;
+  for (;;) {
     try {
       await db.send(command);
       return;
@@ -85,12 +98,19 @@ export async function transact(given: TransactItem[], conflicts: Conflicts = {})
         const toError = (code !== undefined ? conflicts[code] : undefined) ?? conflicts[origins[index] ?? index];
         throw toError ? toError() : new ConditionFailedError(code ?? 'changed');
       }
-      if (isThrottledCancellation(reasons)) throw databaseUnavailable(error);
+      if (isThrottledCancellation(reasons)) {
+        if (throttled >= THROTTLED_RETRIES) throw databaseUnavailable(error);
+        // Half the window and a random part of the other half: never at once, never all together.
+        await pause(THROTTLED_BASE_DELAY_MS * 2 ** throttled * (0.5 + Math.random() / 2));
+        throttled += 1;
+        continue;
+      }
       if (!reasons.some((reason) => reason.Code === 'TransactionConflict')) throw error;
-      if (attempt >= COLLISION_RETRIES) {
+      if (collided >= COLLISION_RETRIES) {
         throw new ConflictError('Another request changed these records at the same moment; try again');
       }
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40 * 2 ** attempt));
+      await pause(10 + Math.random() * 40 * 2 ** collided);
+      collided += 1;
     }
   }
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as tokens } from '#functions/http/tokens';
 import { SIGNUP_BONUS_TOKENS } from '#lib/billing/catalogue';
 import { call, newUser, type TestUser } from '#tests/support/identity';
+import { integrityProblems, scanTable } from '#tests/support/integrity';
 
 const consume = (user: TestUser, body: Record<string, unknown>) =>
   call(tokens, 'POST', '/tokens/consume', { token: user.token, body });
@@ -255,5 +256,30 @@ describe('the token ledger over its endpoints', () => {
       .map((entry) => entry.balance_after)
       .sort((a, b) => b - a);
     expect(after).toEqual(Array.from({ length: 20 }, (_, index) => start - (index + 1) * amount));
+    expect(integrityProblems(await scanTable())).toEqual([]);
+  }, 60_000);
+
+  it('lets every one of 50 concurrent consumes the balance covers succeed, each with its exact balance', async () => {
+    // Prepare: 50 consumes of 150 take 7,500 of the signup bonus's 10,000.
+    const user = await newUser('allfit');
+    const amount = 150;
+    const start = await balanceOf(user);
+
+    // Act
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => consume(user, { amount, action: `fit.${index}` })),
+    );
+
+    // Assess
+    expect(responses.map((response) => response.status)).toEqual(Array(50).fill(200));
+    const balance = await balanceOf(user);
+    expect(balance).toBe(start - 50 * amount);
+    const consumes = (await ledgerOf(user)).filter((entry) => entry.type === 'consume');
+    expect(consumes.reduce((sum, entry) => sum + entry.amount, 0)).toBe(balance - start);
+    // Each answer's balance is the one its own entry recorded, and no two consumes saw the same balance.
+    const answered = responses.map((response) => response.body.data.balance).sort((a, b) => b - a);
+    expect(answered).toEqual(Array.from({ length: 50 }, (_, index) => start - (index + 1) * amount));
+    expect(consumes.map((entry) => entry.balance_after).sort((a, b) => b - a)).toEqual(answered);
+    expect(integrityProblems(await scanTable())).toEqual([]);
   }, 60_000);
 });

@@ -40,6 +40,11 @@ describe('loadConfig', () => {
     );
   });
 
+  it('bounds each DynamoDB call at 5 s unless DYNAMODB_TIMEOUT_MS says otherwise', () => {
+    expect(loadConfig({}).dynamoTimeoutMs).toBe(5_000);
+    expect(loadConfig({ DYNAMODB_TIMEOUT_MS: '1000' }).dynamoTimeoutMs).toBe(1_000);
+  });
+
   it('leaves the pipeline reconciler on its serverless.yml rate unless PIPELINE_RECONCILE_INTERVAL_SEC is set', () => {
     expect(loadConfig({}).pipelineReconcileIntervalSec).toBeUndefined();
     expect(loadConfig({ PIPELINE_RECONCILE_INTERVAL_SEC: '5' }).pipelineReconcileIntervalSec).toBe(5);
@@ -55,6 +60,8 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, 'PORT'],
     [{ DEFAULT_TIER: 'platinum' }, 'DEFAULT_TIER'],
     [{ DYNAMODB_ENDPOINT: 'not a url' }, 'DYNAMODB_ENDPOINT'],
+    [{ DYNAMODB_TIMEOUT_MS: '10000' }, 'DYNAMODB_TIMEOUT_MS'],
+    [{ DYNAMODB_TIMEOUT_MS: '50' }, 'DYNAMODB_TIMEOUT_MS'],
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
     [{ VALIDATE_RESPONSES: 'maybe' }, 'VALIDATE_RESPONSES'],
   ])('refuses %o naming %s', (env, name) => {

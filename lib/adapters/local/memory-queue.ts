@@ -2,6 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { MessageQueue, QueueName } from '#lib/kernel/ports';
 import { logger } from '#lib/logger';
+import { MAX_RECEIVES } from '#lib/queue/partial-batch';
 
 /**
  * The local queue adapter: an in-process stand-in for SQS with a Lambda event source mapping. A sent
@@ -21,7 +22,7 @@ export interface MemoryQueueOptions {
   consumers: Partial<Record<QueueName, QueueConsumer>>;
   /** Seconds a failed record stays hidden before it is delivered again (SQS's default is 30). */
   visibilityTimeoutSeconds?: number;
-  /** Receives before a failing record goes to the dead-letter list (the redrive policy's count). */
+  /** Receives before a failing record goes to the dead-letter list (the redrive policy's; MAX_RECEIVES). */
   maxReceiveCount?: number;
   /** Records per consumer invocation (the event source mapping's batch size). */
   batchSize?: number;
@@ -78,7 +79,7 @@ const MAX_DELAY_SECONDS = 900;
 
 export function memoryQueue(options: MemoryQueueOptions): MemoryQueue {
   const visibilityTimeoutMs = (options.visibilityTimeoutSeconds ?? 30) * 1000;
-  const maxReceiveCount = options.maxReceiveCount ?? 5;
+  const maxReceiveCount = options.maxReceiveCount ?? MAX_RECEIVES;
   const batchSize = options.batchSize ?? 10;
   const region = options.region ?? 'local';
   const deadLetters: DeadLetter[] = [];

@@ -4,6 +4,7 @@ import { request as httpsRequest } from 'node:https';
 import { OrphanMessageError } from '#lib/errors';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
+import { MAX_RECEIVES } from '#lib/queue/partial-batch';
 import { APP_VERSION } from '#lib/version';
 import {
   claimAttempt,
@@ -13,6 +14,7 @@ import {
   getDeliveryItem,
   markQueued,
   recordAttempt,
+  recordUnsent,
 } from '#lib/webhooks/outbound/delivery-records';
 import { signatureHeader } from '#lib/webhooks/outbound/signing';
 import { type HostLookup, hostOf, TargetRefusedError, vetTarget } from '#lib/webhooks/outbound/targets';
@@ -134,6 +136,35 @@ export async function processDeliveryMessage(
   if (!recorded) return 'skipped';
   if (retry) await queueNextAttempt(ctx, item, attempt, delaySeconds);
   return outcome;
+}
+
+/**
+ * What the log of a delivery ended by `endUnprocessed` says: the cause is the service's own (a key
+ * service or table outage) and stays in the service's logs, not in the tenant's.
+ */
+export const UNPROCESSED_ERROR =
+  `not sent: the service could not process this delivery in ${MAX_RECEIVES} tries; ` +
+  'its message was set aside for an operator';
+
+/**
+ * A message whose processing failed on its last receive goes to the dead-letter queue, and nothing would
+ * ever send its attempt: the delivery is ended as failed, saying it was not sent, rather than left
+ * pending for ever. Not while another consumer holds the attempt (it records it), nor once the delivery
+ * has moved on. Whether it was ended.
+ */
+export async function endUnprocessed(ctx: RequestContext, message: DeliveryMessage, error: unknown): Promise<boolean> {
+  if (error instanceof AttemptInProgressError) return false;
+  const item = await getDeliveryItem(message.org_id, message.delivery_id);
+  if (item?.status !== 'pending') return false;
+  const ended = await recordUnsent({
+    orgId: item.org_id,
+    id: item.id,
+    attemptCount: item.attempt_count,
+    now: ctx.ports.clock.now(),
+    error: UNPROCESSED_ERROR,
+  });
+  if (ended) logger.warn('webhook delivery ended unsent', { orgId: item.org_id, deliveryId: item.id, error });
+  return ended;
 }
 
 async function queueNextAttempt(

@@ -288,6 +288,44 @@ export async function markQueued(orgId: string, id: string, attempt: number): Pr
   );
 }
 
+/**
+ * Ends a pending delivery as failed with a log entry `error` for an attempt that was never sent: on
+ * condition that no attempt was recorded since `attemptCount` was read and no consumer holds one (that
+ * consumer records its own). False when either happened.
+ */
+export async function recordUnsent(input: {
+  orgId: string;
+  id: string;
+  attemptCount: number;
+  now: Date;
+  error: string;
+}): Promise<boolean> {
+  const moved = await refused(
+    table.update({
+      Key: deliveryKeys.byId(input.orgId, input.id),
+      UpdateExpression: [
+        'SET attempts = list_append(attempts, :attempt), attempt_count = :count, #status = :failed',
+        'next_attempt_at = :next, updated_at = :at REMOVE claim_expires_at, gsi1pk, gsi1sk',
+      ].join(', '),
+      ConditionExpression: allOf(stillPending, atAttempt, unclaimed),
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':pending': 'pending',
+        ':failed': 'failed',
+        ':previous': input.attemptCount,
+        ':count': input.attemptCount + 1,
+        ':attempt': [{ at: input.now.toISOString(), status_code: null, duration_ms: 0, error: input.error }],
+        ':next': null,
+        ':at': input.now.toISOString(),
+        ':nowMs': input.now.getTime(),
+      },
+      reason: 'delivery-moved',
+    }),
+    'delivery-moved',
+  );
+  return !moved;
+}
+
 /** Ends a delivery whose first message could not be queued, saying so in its log. */
 export async function failUnqueued(orgId: string, id: string, now: Date, error: string): Promise<void> {
   await recordAttempt({
