@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
 import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
 import { typeEveryNullable } from '#lib/openapi/nullable';
+import { patternsWithoutFlags } from '#lib/openapi/patterns';
 import { APP_VERSION } from '#lib/version';
 
 /**
@@ -121,15 +122,17 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
   for (const route of routes) registry.registerPath(toPathConfig(route));
 
   const generator = new OpenApiGeneratorV3(registry.definitions);
-  return typeEveryNullable(
-    generator.generateDocument({
-      openapi: '3.0.3',
-      info: { title: 'Agent Operations Service', version: APP_VERSION, description: API_DESCRIPTION },
-      servers: [
-        { url: '/api', description: 'This deployment' },
-        { url: '/api/v1', description: 'Versioned alias of /api' },
-      ],
-    }),
+  return patternsWithoutFlags(
+    typeEveryNullable(
+      generator.generateDocument({
+        openapi: '3.0.3',
+        info: { title: 'Agent Operations Service', version: APP_VERSION, description: API_DESCRIPTION },
+        servers: [
+          { url: '/api', description: 'This deployment' },
+          { url: '/api/v1', description: 'Versioned alias of /api' },
+        ],
+      }),
+    ),
   );
 }
 

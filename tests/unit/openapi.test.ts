@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '#lib/openapi/document';
+import { withoutFlags } from '#lib/openapi/patterns';
 import { allRoutes } from '#lib/routes/index';
 
 describe('the OpenAPI document', () => {
@@ -129,5 +130,36 @@ describe('the OpenAPI document', () => {
       allOf: [{ $ref: '#/components/schemas/Subscription' }],
     });
     expect(spend).toEqual({ type: 'string', nullable: true, enum: [null] });
+  });
+
+  it('writes each pattern as its expression, without the flags that would make it match nothing', () => {
+    // Arrange
+    const patterns: string[] = [];
+    const visit = (value: unknown): void => {
+      if (typeof value !== 'object' || value === null) return;
+      const schema = value as Record<string, unknown>;
+      if (typeof schema.pattern === 'string') patterns.push(schema.pattern);
+      for (const child of Object.values(schema)) visit(child);
+    };
+
+    // Act
+    visit(document);
+    const files = document.paths['/files'] as unknown as {
+      post: {
+        requestBody: { content: { 'application/json': { schema: { properties: { name: { pattern: string } } } } } };
+      };
+    };
+    const fileName = files.post.requestBody.content['application/json'];
+
+    // Assess
+    expect(patterns.filter((pattern) => /(^|[^\\])\/[a-z]+$/.test(pattern))).toEqual([]);
+    expect(fileName.schema.properties.name.pattern).toBe('^[^\\p{Cc}]+$');
+    expect(new RegExp(fileName.schema.properties.name.pattern, 'u').test('notes.md')).toBe(true);
+  });
+
+  it('refuses a pattern whose flags change what it matches, and keeps an escaped slash', () => {
+    expect(withoutFlags('^a\\/u')).toBe('^a\\/u');
+    expect(withoutFlags('^[^\\p{Cc}]+$/u')).toBe('^[^\\p{Cc}]+$');
+    expect(() => withoutFlags('^abc$/i')).toThrow('flags (i)');
   });
 });
