@@ -165,11 +165,20 @@ function toPathConfig(route: RouteDef): RouteConfig {
     request: {
       ...(route.params ? { params: route.params as z.ZodObject } : {}),
       ...(route.query ? { query: route.query as z.ZodObject } : {}),
-      ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.body
+        ? { body: { required: bodyRequired(route.body), content: { 'application/json': { schema: route.body } } } }
+        : {}),
     },
     responses,
   };
 }
+
+/**
+ * A body declared `.optional()` may be left out (POST /auth/logout, the agent controls): the document says
+ * so, or a client would be told to send what the service does not need. Other bodies are required, those
+ * a route's domain checks itself (the signed webhooks' payloads) included.
+ */
+const bodyRequired = (body: z.ZodType): boolean => !(body instanceof z.ZodOptional);
 
 const errorExample = (status: number) =>
   ERROR_EXAMPLES[status] ?? { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred', details: [] };

@@ -162,4 +162,25 @@ describe('the OpenAPI document', () => {
     expect(withoutFlags('^[^\\p{Cc}]+$/u')).toBe('^[^\\p{Cc}]+$');
     expect(() => withoutFlags('^abc$/i')).toThrow('flags (i)');
   });
+
+  it('requires a request body unless the route may be called without one', () => {
+    // Arrange
+    const requestBody = (method: string, path: string) =>
+      (document.paths[path] as Record<string, { requestBody?: { required?: boolean } }>)[method]?.requestBody;
+
+    // Act
+    const optional = allRoutes
+      .filter((route) => route.body && requestBody(route.method.toLowerCase(), route.path)?.required !== true)
+      .map((route) => `${route.method} ${route.path}`);
+
+    // Assess
+    expect(optional).toEqual(
+      allRoutes
+        .filter((route) => route.body?.safeParse(undefined).success && route.auth !== 'signature')
+        .map((route) => `${route.method} ${route.path}`),
+    );
+    expect(optional).toContain('POST /auth/logout');
+    expect(requestBody('post', '/webhooks/git')?.required).toBe(true);
+    expect(requestBody('post', '/tasks')?.required).toBe(true);
+  });
 });
