@@ -103,10 +103,11 @@ export interface RawAnswer {
 export async function sendTo(
   route: Pick<RouteDef, 'group' | 'method'>,
   path: string,
-  options: { body?: string; headers?: Record<string, string>; query?: Record<string, string> } = {},
+  options: { body?: string; headers?: Record<string, string>; query?: Record<string, string>; sourceIp?: string } = {},
 ): Promise<RawAnswer> {
   const event = httpEvent(route.method, path, {
     headers: options.headers ?? {},
+    ...(options.sourceIp ? { sourceIp: options.sourceIp } : {}),
     ...(options.query ? { query: options.query } : {}),
     ...(options.body !== undefined ? { body: options.body } : {}),
   });
