@@ -68,7 +68,9 @@ const API_DESCRIPTION = [
   '- Paging: `limit` defaults to 50 and is clamped to 200; `offset` defaults to 0; anything that is not a ' +
     'non-negative integer is a 400.',
   '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above) and at most 24 levels ' +
-    'deep (400 above). Free-form objects the service stores (metadata) say their own depth and size limits.',
+    'deep (400 above). Their numbers are 0 or between 1e-130 and 9007199254740991 (2^53 − 1) in magnitude, ' +
+    'what the database stores and reads back as sent (400 otherwise). Free-form objects the service stores ' +
+    '(metadata) say their own depth and size limits.',
   '- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN ' +
     '(403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE ' +
     '(413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).',
