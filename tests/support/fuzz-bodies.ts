@@ -66,8 +66,34 @@ export function bodyFaults(target: FuzzTarget): Fault[] {
     changes.push(weighted(1, empty));
   }
   const schema = bodySchemaOf(operation);
+  changes.push(weighted(2, outOfRange(schema ? fieldSitesOf(judge, schema) : [])));
   if (schema) changes.push(...schemaFaults(judge, schema));
   return changes;
+}
+
+/**
+ * Numbers the document's conventions rule out (0 or a magnitude from 1e-130 to 2^53 − 1): as the value of
+ * any field, inside a free-form object, or in a field of their own. They are written into the text, as
+ * `JSON.stringify` would write Infinity as null.
+ */
+const OUT_OF_RANGE = ['1e400', '-1e400', '1e300', '9007199254740993', '-9007199254740993', '5e-324', '1e-131'];
+const PLACEHOLDER = '\u0001number\u0001';
+
+function outOfRange(sites: FieldSite[]): fc.Arbitrary<Change> {
+  const inner = sites.filter((site) => site.location.length > 0);
+  // Free-form objects take any number the document's schema allows: the ones the table must store as sent.
+  const freeForm = inner.filter((site) => !site.schema.properties && site.schema.type === 'object');
+  const places = fc.oneof(
+    pick([['unexpected_number'], ...inner.map((site) => site.location)]),
+    ...(freeForm.length > 0 ? [pick(freeForm.map((site) => [...site.location, 'n']))] : []),
+  );
+  return fc.tuple(pick(OUT_OF_RANGE), places).map(([literal, location]) =>
+    fault(`${locationName('body', location)} = ${literal} (a number out of range)`, (draft) => {
+      const holder = jsonObject(draft);
+      setAt(holder, location, PLACEHOLDER);
+      draft.body = { kind: 'text', text: JSON.stringify(holder).replace(JSON.stringify(PLACEHOLDER), literal) };
+    }),
+  );
 }
 
 const schemaFault = (label: string, change: Change): Change =>
