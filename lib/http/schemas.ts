@@ -123,6 +123,34 @@ export function jsonDepth(value: unknown): number {
 }
 
 /**
+ * The numbers a request body may hold: those the table stores and reads back as sent. The AWS SDK refuses
+ * to write a number beyond ±(2^53 − 1) (it would lose digits, and read back it would be a BigInt),
+ * DynamoDB refuses a magnitude below 1e-130 other than 0, and a literal beyond the range of a double
+ * (`1e400`) parses as Infinity, which nothing stores. Typed fields have narrower bounds of their own; the
+ * free-form ones (metadata, a job's payload, an agent's config) took any number and failed the write.
+ */
+export const MAX_BODY_NUMBER = Number.MAX_SAFE_INTEGER;
+export const MIN_BODY_FRACTION = 1e-130;
+
+/** Where in a parsed body (`body.meta.x`, `body.items[2]`) a number lies outside those bounds, if one does. */
+export function unstorableNumberIn(value: unknown): string | undefined {
+  const stack: Array<[unknown, string]> = [[value, 'body']];
+  while (stack.length > 0) {
+    const [current, path] = stack.pop() as [unknown, string];
+    if (typeof current === 'number') {
+      const magnitude = Math.abs(current);
+      // NaN and Infinity fail the first comparison.
+      if (!(magnitude <= MAX_BODY_NUMBER) || (magnitude > 0 && magnitude < MIN_BODY_FRACTION)) return path;
+    } else if (Array.isArray(current)) {
+      for (const [index, child] of current.entries()) stack.push([child, `${path}[${index}]`]);
+    } else if (current !== null && typeof current === 'object') {
+      for (const [key, child] of Object.entries(current)) stack.push([child, `${path}.${key}`]);
+    }
+  }
+  return undefined;
+}
+
+/**
  * A free-form JSON object the service stores as given (metadata, configuration, payloads), with a
  * documented limit on its nesting and its size, so that a stored record always fits and reads back.
  *

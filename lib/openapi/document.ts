@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
 import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
 import { typeEveryNullable } from '#lib/openapi/nullable';
+import { patternsWithoutFlags } from '#lib/openapi/patterns';
 import { APP_VERSION } from '#lib/version';
 
 /**
@@ -67,7 +68,9 @@ const API_DESCRIPTION = [
   '- Paging: `limit` defaults to 50 and is clamped to 200; `offset` defaults to 0; anything that is not a ' +
     'non-negative integer is a 400.',
   '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above) and at most 24 levels ' +
-    'deep (400 above). Free-form objects the service stores (metadata) say their own depth and size limits.',
+    'deep (400 above). Their numbers are 0 or between 1e-130 and 9007199254740991 (2^53 − 1) in magnitude, ' +
+    'what the database stores and reads back as sent (400 otherwise). Free-form objects the service stores ' +
+    '(metadata) say their own depth and size limits.',
   '- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN ' +
     '(403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE ' +
     '(413), UNPROCESSABLE (422), RATE_LIMITED (429), INTERNAL_ERROR (500), SERVICE_UNAVAILABLE (503).',
@@ -123,15 +126,17 @@ export function buildOpenApiDocument(routes: RouteDef[]) {
   for (const route of routes) registry.registerPath(toPathConfig(route));
 
   const generator = new OpenApiGeneratorV3(registry.definitions);
-  return typeEveryNullable(
-    generator.generateDocument({
-      openapi: '3.0.3',
-      info: { title: 'Agent Operations Service', version: APP_VERSION, description: API_DESCRIPTION },
-      servers: [
-        { url: '/api', description: 'This deployment' },
-        { url: '/api/v1', description: 'Versioned alias of /api' },
-      ],
-    }),
+  return patternsWithoutFlags(
+    typeEveryNullable(
+      generator.generateDocument({
+        openapi: '3.0.3',
+        info: { title: 'Agent Operations Service', version: APP_VERSION, description: API_DESCRIPTION },
+        servers: [
+          { url: '/api', description: 'This deployment' },
+          { url: '/api/v1', description: 'Versioned alias of /api' },
+        ],
+      }),
+    ),
   );
 }
 
@@ -164,11 +169,20 @@ function toPathConfig(route: RouteDef): RouteConfig {
     request: {
       ...(route.params ? { params: route.params as z.ZodObject } : {}),
       ...(route.query ? { query: route.query as z.ZodObject } : {}),
-      ...(route.body ? { body: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.body
+        ? { body: { required: bodyRequired(route.body), content: { 'application/json': { schema: route.body } } } }
+        : {}),
     },
     responses,
   };
 }
+
+/**
+ * A body declared `.optional()` may be left out (POST /auth/logout, the agent controls): the document says
+ * so, or a client would be told to send what the service does not need. Other bodies are required, those
+ * a route's domain checks itself (the signed webhooks' payloads) included.
+ */
+const bodyRequired = (body: z.ZodType): boolean => !(body instanceof z.ZodOptional);
 
 const errorExample = (status: number) =>
   ERROR_EXAMPLES[status] ?? { code: 'INTERNAL_ERROR', message: 'An unexpected error occurred', details: [] };

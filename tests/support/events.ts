@@ -24,6 +24,8 @@ export function httpEvent(
     headers?: Record<string, string>;
     query?: Record<string, string>;
     base64?: boolean;
+    /** The caller's address as API Gateway reports it (anonymous callers are rate limited by it). */
+    sourceIp?: string;
   } = {},
 ): APIGatewayProxyEventV2 {
   const event = loadEvent('http/get-health');
@@ -31,6 +33,7 @@ export function httpEvent(
   event.requestContext.http.method = method;
   event.requestContext.http.path = path;
   event.routeKey = '$default';
+  if (options.sourceIp) event.requestContext.http.sourceIp = options.sourceIp;
   event.headers = { ...event.headers, ...options.headers };
   if (options.query) {
     event.queryStringParameters = options.query;

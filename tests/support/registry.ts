@@ -109,6 +109,8 @@ export interface SendOptions {
   cookies?: string[];
   /** The function to call instead of serverless.yml's (one built with a test's own ports). */
   handler?: GroupHandler;
+  /** The caller's address, as API Gateway reports it (anonymous callers are rate limited by it). */
+  sourceIp?: string;
 }
 
 /**
@@ -123,6 +125,7 @@ export async function sendTo(
 ): Promise<RawAnswer> {
   const event = httpEvent(route.method, path, {
     headers: options.headers ?? {},
+    ...(options.sourceIp ? { sourceIp: options.sourceIp } : {}),
     ...(options.query ? { query: options.query } : {}),
     ...(options.body !== undefined ? { body: options.body, base64: options.base64 ?? false } : {}),
   });

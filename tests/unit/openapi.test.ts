@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { describe, expect, it } from 'vitest';
 import { buildOpenApiDocument } from '#lib/openapi/document';
+import { withoutFlags } from '#lib/openapi/patterns';
 import { allRoutes } from '#lib/routes/index';
 
 describe('the OpenAPI document', () => {
@@ -127,5 +128,57 @@ describe('the OpenAPI document', () => {
       anyOf: [{ $ref: '#/components/schemas/Subscription' }, { type: 'object', nullable: true, enum: [null] }],
     });
     expect(spend).toEqual({ type: 'string', nullable: true, enum: [null] });
+  });
+
+  it('writes each pattern as its expression, without the flags that would make it match nothing', () => {
+    // Arrange
+    const patterns: string[] = [];
+    const visit = (value: unknown): void => {
+      if (typeof value !== 'object' || value === null) return;
+      const schema = value as Record<string, unknown>;
+      if (typeof schema.pattern === 'string') patterns.push(schema.pattern);
+      for (const child of Object.values(schema)) visit(child);
+    };
+
+    // Act
+    visit(document);
+    const files = document.paths['/files'] as unknown as {
+      post: {
+        requestBody: { content: { 'application/json': { schema: { properties: { name: { pattern: string } } } } } };
+      };
+    };
+    const fileName = files.post.requestBody.content['application/json'];
+
+    // Assess
+    expect(patterns.filter((pattern) => /(^|[^\\])\/[a-z]+$/.test(pattern))).toEqual([]);
+    expect(fileName.schema.properties.name.pattern).toBe('^[^\\p{Cc}]+$');
+    expect(new RegExp(fileName.schema.properties.name.pattern, 'u').test('notes.md')).toBe(true);
+  });
+
+  it('refuses a pattern whose flags change what it matches, and keeps an escaped slash', () => {
+    expect(withoutFlags('^a\\/u')).toBe('^a\\/u');
+    expect(withoutFlags('^[^\\p{Cc}]+$/u')).toBe('^[^\\p{Cc}]+$');
+    expect(() => withoutFlags('^abc$/i')).toThrow('flags (i)');
+  });
+
+  it('requires a request body unless the route may be called without one', () => {
+    // Arrange
+    const requestBody = (method: string, path: string) =>
+      (document.paths[path] as Record<string, { requestBody?: { required?: boolean } }>)[method]?.requestBody;
+
+    // Act
+    const optional = allRoutes
+      .filter((route) => route.body && requestBody(route.method.toLowerCase(), route.path)?.required !== true)
+      .map((route) => `${route.method} ${route.path}`);
+
+    // Assess
+    expect(optional).toEqual(
+      allRoutes
+        .filter((route) => route.body?.safeParse(undefined).success && route.auth !== 'signature')
+        .map((route) => `${route.method} ${route.path}`),
+    );
+    expect(optional).toContain('POST /auth/logout');
+    expect(requestBody('post', '/webhooks/git')?.required).toBe(true);
+    expect(requestBody('post', '/tasks')?.required).toBe(true);
   });
 });

@@ -50,7 +50,10 @@ export type GitPush = z.output<typeof GitPushPayload>;
 /** What every deploy event carries; the fields of handled types are checked by `DeploymentEventPayload`. */
 export const DeployEventEnvelope = z.looseObject({
   id: safeId('id').meta({ description: 'Event id, unique per event; a repeated id is a duplicate' }),
-  type: z.string().min(1).max(128).meta({ description: 'deployment.completed or deployment.failed' }),
+  type: z.string().min(1).max(128).meta({
+    description: 'deployment.completed or deployment.failed; other types are acknowledged and ignored unread',
+    example: 'deployment.completed',
+  }),
 });
 
 export const DeploymentEventPayload = DeployEventEnvelope.extend({

@@ -252,6 +252,31 @@ describe('the HTTP stack', () => {
     });
   });
 
+  it('answers a number the table cannot store with 400 naming where it is, and takes those it can', async () => {
+    // Arrange
+    const body = (value: string) => `{"name":"w","extra":{"list":[1,${value}]}}`;
+    const refused = ['1e400', '-1e400', '1e300', '9007199254740992', '5e-324', '1e-131'];
+    const taken = ['0', '-0.5', '1e-130', '9007199254740991', '-9007199254740991', '1e-400'];
+
+    // Act
+    const refusals = await Promise.all(refused.map((value) => call('POST', '/api/widgets', { body: body(value) })));
+    const takings = await Promise.all(taken.map((value) => call('POST', '/api/widgets', { body: body(value) })));
+
+    // Assess
+    for (const response of refusals) {
+      expect(bodyOf(response)).toEqual({
+        error: {
+          code: 'VALIDATION_ERROR',
+          message: 'The request body holds a number out of range',
+          details: [
+            { path: 'body.extra.list[1]', message: 'must be 0 or between 1e-130 and 9007199254740991 in magnitude' },
+          ],
+        },
+      });
+    }
+    expect(takings.map((response) => response.statusCode)).toEqual(taken.map(() => 201));
+  });
+
   it('decodes a base64-encoded body', async () => {
     const response = await call('POST', '/api/widgets', { body: '{"name":"b64"}', base64: true });
     expect(response.statusCode).toBe(201);
