@@ -123,28 +123,41 @@ export function jsonDepth(value: unknown): number {
 }
 
 /**
- * The numbers a request body may hold: those the table stores and reads back as sent. The AWS SDK refuses
+ * The values a request body may hold: those the table stores and reads back as sent. The AWS SDK refuses
  * to write a number beyond ±(2^53 − 1) (it would lose digits, and read back it would be a BigInt),
  * DynamoDB refuses a magnitude below 1e-130 other than 0, and a literal beyond the range of a double
  * (`1e400`) parses as Infinity, which nothing stores. Typed fields have narrower bounds of their own; the
  * free-form ones (metadata, a job's payload, an agent's config) took any number and failed the write.
+ * A string (or key) with an unpaired surrogate (`"\ud800"`) has no UTF-8 form: on its way to the table it
+ * would silently become U+FFFD.
  */
 export const MAX_BODY_NUMBER = Number.MAX_SAFE_INTEGER;
 export const MIN_BODY_FRACTION = 1e-130;
+const NUMBER_RANGE = `must be 0 or between ${MIN_BODY_FRACTION} and ${MAX_BODY_NUMBER} in magnitude`;
+const WELL_FORMED = 'must not hold an unpaired surrogate (\\ud800–\\udfff alone)';
+// With the `u` flag a proper pair is one code point, so only a lone surrogate is a `Cs` character.
+const LONE_SURROGATE = /\p{Cs}/u;
 
-/** Where in a parsed body (`body.meta.x`, `body.items[2]`) a number lies outside those bounds, if one does. */
-export function unstorableNumberIn(value: unknown): string | undefined {
+/** Where in a parsed body (`body.meta.x`, `body.items[2]`) a value cannot be stored as sent, and why. */
+export function unstorableValueIn(value: unknown): { path: string; message: string } | undefined {
   const stack: Array<[unknown, string]> = [[value, 'body']];
   while (stack.length > 0) {
     const [current, path] = stack.pop() as [unknown, string];
     if (typeof current === 'number') {
       const magnitude = Math.abs(current);
       // NaN and Infinity fail the first comparison.
-      if (!(magnitude <= MAX_BODY_NUMBER) || (magnitude > 0 && magnitude < MIN_BODY_FRACTION)) return path;
+      if (!(magnitude <= MAX_BODY_NUMBER) || (magnitude > 0 && magnitude < MIN_BODY_FRACTION)) {
+        return { path, message: NUMBER_RANGE };
+      }
+    } else if (typeof current === 'string') {
+      if (LONE_SURROGATE.test(current)) return { path, message: WELL_FORMED };
     } else if (Array.isArray(current)) {
       for (const [index, child] of current.entries()) stack.push([child, `${path}[${index}]`]);
     } else if (current !== null && typeof current === 'object') {
-      for (const [key, child] of Object.entries(current)) stack.push([child, `${path}.${key}`]);
+      for (const [key, child] of Object.entries(current)) {
+        if (LONE_SURROGATE.test(key)) return { path, message: `has a key that ${WELL_FORMED}` };
+        stack.push([child, `${path}.${key}`]);
+      }
     }
   }
   return undefined;

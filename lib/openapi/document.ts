@@ -69,7 +69,8 @@ const API_DESCRIPTION = [
     'non-negative integer is a 400.',
   '- Request bodies are JSON whatever the Content-Type says, at most 1 MiB (413 above) and at most 24 levels ' +
     'deep (400 above). Their numbers are 0 or between 1e-130 and 9007199254740991 (2^53 − 1) in magnitude, ' +
-    'what the database stores and reads back as sent (400 otherwise). Free-form objects the service stores ' +
+    'what the database stores and reads back as sent, and their strings and keys are well-formed Unicode (no ' +
+    'unpaired surrogate, which has no UTF-8 form) (400 otherwise). Free-form objects the service stores ' +
     '(metadata) say their own depth and size limits.',
   '- Error codes: VALIDATION_ERROR, INVALID_JSON (400), UNAUTHORIZED (401), PAYMENT_REQUIRED (402), FORBIDDEN ' +
     '(403), NOT_FOUND (404, also unknown routes), METHOD_NOT_ALLOWED (405), CONFLICT (409), PAYLOAD_TOO_LARGE ' +

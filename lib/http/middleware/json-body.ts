@@ -1,12 +1,6 @@
 import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { InvalidJsonError, PayloadTooLargeError, ValidationError } from '#lib/errors';
-import {
-  jsonTextDepth,
-  MAX_BODY_DEPTH,
-  MAX_BODY_NUMBER,
-  MIN_BODY_FRACTION,
-  unstorableNumberIn,
-} from '#lib/http/schemas';
+import { jsonTextDepth, MAX_BODY_DEPTH, unstorableValueIn } from '#lib/http/schemas';
 import type { HttpMiddleware, HttpRequest } from '#lib/http/types';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -14,8 +8,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * Keeps the raw body (signature checks need the exact bytes) and parses it as JSON whatever the
  * Content-Type says, since every body this API takes is JSON: 413 above the limit, 400 INVALID_JSON when
- * it does not parse, 400 VALIDATION_ERROR when it nests too deep or holds a number the table cannot
- * store (see `unstorableNumberIn`). Bodies of GET, HEAD and OPTIONS requests are ignored.
+ * it does not parse, 400 VALIDATION_ERROR when it nests too deep or holds a number or a string the
+ * table cannot store as sent (see `unstorableValueIn`). Bodies of GET, HEAD and OPTIONS requests are ignored.
  */
 export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware => {
   const limit = options.limitBytes ?? MAX_BODY_BYTES;
@@ -42,10 +36,9 @@ export const jsonBody = (options: { limitBytes?: number } = {}): HttpMiddleware 
       // The parser's error carries the body as its cause; it must not reach a log line.
       throw new InvalidJsonError();
     }
-    const unstorable = unstorableNumberIn(probe.event.body);
+    const unstorable = unstorableValueIn(probe.event.body);
     if (unstorable !== undefined) {
-      const message = `must be 0 or between ${MIN_BODY_FRACTION} and ${MAX_BODY_NUMBER} in magnitude`;
-      throw new ValidationError('The request body holds a number out of range', [{ path: unstorable, message }]);
+      throw new ValidationError('The request body holds a value the service cannot store', [unstorable]);
     }
     request.context.body = probe.event.body;
   };

@@ -267,7 +267,7 @@ describe('the HTTP stack', () => {
       expect(bodyOf(response)).toEqual({
         error: {
           code: 'VALIDATION_ERROR',
-          message: 'The request body holds a number out of range',
+          message: 'The request body holds a value the service cannot store',
           details: [
             { path: 'body.extra.list[1]', message: 'must be 0 or between 1e-130 and 9007199254740991 in magnitude' },
           ],
@@ -275,6 +275,25 @@ describe('the HTTP stack', () => {
       });
     }
     expect(takings.map((response) => response.statusCode)).toEqual(taken.map(() => 201));
+  });
+
+  it('answers a string or key with an unpaired surrogate with 400, and takes proper pairs and NUL', async () => {
+    // Arrange: JSON escapes, as a client sends them; a lone surrogate has no UTF-8 form to store.
+    const refused = ['{"name":"a\\ud800b"}', '{"name":"\\udfff"}', '{"name":"w","extra":{"\\ud83d":1}}'];
+    const taken = ['{"name":"\\ud83d\\ude00"}', '{"name":"a\\u0000b"}', '{"name":"ok","extra":{"\\u00e9":1}}'];
+
+    // Act
+    const refusals = await Promise.all(refused.map((body) => call('POST', '/api/widgets', { body })));
+    const takings = await Promise.all(taken.map((body) => call('POST', '/api/widgets', { body })));
+
+    // Assess
+    expect(refusals.map((response) => response.statusCode)).toEqual([400, 400, 400]);
+    expect(refusals.map((response) => (bodyOf(response) as { error: { details: unknown } }).error.details)).toEqual([
+      [{ path: 'body.name', message: expect.stringContaining('unpaired surrogate') }],
+      [{ path: 'body.name', message: expect.stringContaining('unpaired surrogate') }],
+      [{ path: 'body.extra', message: expect.stringContaining('has a key that') }],
+    ]);
+    expect(takings.map((response) => response.statusCode)).toEqual([201, 201, 201]);
   });
 
   it('decodes a base64-encoded body', async () => {
