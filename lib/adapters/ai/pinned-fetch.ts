@@ -1,7 +1,7 @@
-import type { LookupAddress } from 'node:dns';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Readable } from 'node:stream';
+import { pinnedLookup } from '#lib/webhooks/outbound/targets';
 
 /**
  * A fetch that connects to one address, the one the service checked (lib/agents/agent-tick.ts
@@ -16,14 +16,7 @@ import { Readable } from 'node:stream';
  * createOpenAICompatible({ name: 'llm', baseURL, apiKey, fetch: pinnedFetch({ address: '203.0.113.7', family: 4 }) });
  */
 export function pinnedFetch(target: { address: string; family: 4 | 6 }): typeof fetch {
-  const lookup = (
-    _host: string,
-    options: { all?: boolean },
-    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
+  const lookup = pinnedLookup(target);
 
   return async (input, init) => {
     const request = new Request(input, init);

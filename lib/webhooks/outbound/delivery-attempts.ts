@@ -1,4 +1,3 @@
-import type { LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { OrphanMessageError } from '#lib/errors';
@@ -17,7 +16,7 @@ import {
   recordUnsent,
 } from '#lib/webhooks/outbound/delivery-records';
 import { signatureHeader } from '#lib/webhooks/outbound/signing';
-import { type HostLookup, hostOf, TargetRefusedError, vetTarget } from '#lib/webhooks/outbound/targets';
+import { type HostLookup, hostOf, pinnedLookup, TargetRefusedError, vetTarget } from '#lib/webhooks/outbound/targets';
 import { ensureSigningSecret } from '#lib/webhooks/outbound/tenant-config';
 
 /**
@@ -262,14 +261,6 @@ function post(
   body: string,
   signal: AbortSignal,
 ): Promise<number> {
-  const pinnedLookup = (
-    _host: string,
-    options: { all?: boolean },
-    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
-  ) => {
-    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
-    else callback(null, target.address, target.family);
-  };
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<number>((resolve, reject) => {
     const request = send(
@@ -279,7 +270,7 @@ function post(
         port: url.port || undefined,
         path: `${url.pathname}${url.search}`,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        lookup: pinnedLookup as never,
+        lookup: pinnedLookup(target) as never,
         // One connection per attempt: no pooled socket may outlive the address check.
         agent: false,
         signal,

@@ -1,3 +1,4 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
@@ -167,6 +168,21 @@ export type HostLookup = (host: string) => Promise<Array<{ address: string; fami
 export const dnsLookup: HostLookup = (host) => lookup(host, { all: true, verbatim: true });
 
 /** A target that the rules above refuse; its attempt is logged as failed without a request being sent. */
+/**
+ * A `lookup` for `http(s).request` that answers the one address a target was vetted at, whatever the name
+ * would resolve to by the time of the connection (DNS rebinding).
+ */
+export function pinnedLookup(target: { address: string; family: 4 | 6 }) {
+  return (
+    _host: string,
+    options: { all?: boolean },
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  };
+}
+
 export class TargetRefusedError extends Error {
   constructor(message: string) {
     super(message);
