@@ -30,6 +30,7 @@ import { jobItemsOf } from '#tests/support/jobs';
 import { closeEngines, createPipeline, pipelineEngine, stage, testRunner } from '#tests/support/pipelines';
 import { recordingScheduler } from '#tests/support/scheduler';
 import { type Receiver, startReceiver } from '#tests/support/webhook-receiver';
+import { storeInboundSecrets } from '#tests/support/webhook-secrets';
 
 /**
  * The edges of every signed inbound route and every queue consumer: the signature's time window to the
@@ -54,7 +55,6 @@ const UNAUTHORIZED = { error: { code: 'UNAUTHORIZED', message: 'Invalid webhook 
 
 const hmacHex = (secret: string, message: string) => createHmac('sha256', secret).update(message, 'utf8').digest('hex');
 const seconds = (date: Date) => Math.floor(date.getTime() / 1000);
-const newSecret = () => `whsec_${randomBytes(24).toString('hex')}`;
 const as = (user: TestUser, options: CallOptions = {}): CallOptions => ({ ...options, token: user.token });
 
 interface Answer {
@@ -84,16 +84,7 @@ type Org = TestUser & { secrets: Record<'git' | 'deploy' | 'chat', string> };
 
 async function organization(prefix = 'owner'): Promise<Org> {
   const user = await newUser(prefix);
-  const values = { git: newSecret(), deploy: newSecret(), chat: newSecret() };
-  for (const [source, value] of Object.entries(values)) {
-    await saveCredential(contextWith({ keys: keyManagement }), {
-      orgId: user.orgId,
-      key: `webhook.${source}.secret`,
-      value,
-      actor: `user:${user.id}`,
-    });
-  }
-  return { ...user, secrets: values };
+  return { ...user, secrets: await storeInboundSecrets(user) };
 }
 
 /** Items of the organization whose sort key starts with `prefix`. */

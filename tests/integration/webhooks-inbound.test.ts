@@ -6,17 +6,16 @@ import { handler as deployments } from '#functions/http/deployments';
 import { bindings } from '#functions/http/webhooks';
 import { email } from '#lib/app/email';
 import { keys as keyManagement } from '#lib/app/keys';
-import { saveCredential } from '#lib/credentials/store';
 import { db, TABLE } from '#lib/db/client';
 import { tenantPk } from '#lib/db/keys';
 import { groupHandler } from '#lib/http/group-handler';
 import { fixedClock } from '#lib/kernel/clock';
 import { logger } from '#lib/logger';
-import { contextWith } from '#tests/support/context';
 import { context, httpEvent, loadEvent } from '#tests/support/events';
 import { call, joinOrganization, newUser, outboxFor, type TestUser } from '#tests/support/identity';
 import { jobItemsOf } from '#tests/support/jobs';
 import { captureLogs } from '#tests/support/logs';
+import { newWebhookSecret, storeInboundSecrets } from '#tests/support/webhook-secrets';
 
 /**
  * The signed inbound webhooks, end to end through the real middleware stack and DynamoDB Local.
@@ -39,8 +38,6 @@ interface Organization {
   secrets: { git: string; deploy: string; chat: string };
 }
 
-const newSecret = () => `whsec_${randomBytes(24).toString('hex')}`;
-
 /** An organization with an admin and a member, whose credential store holds the three webhook secrets. */
 async function organization(withSecrets = true): Promise<Organization> {
   const owner = await newUser('owner');
@@ -48,17 +45,9 @@ async function organization(withSecrets = true): Promise<Organization> {
   const member = await newUser('member');
   await joinOrganization(orgAdmin, owner.orgId, 'admin');
   await joinOrganization(member, owner.orgId, 'member');
-  const secrets = { git: newSecret(), deploy: newSecret(), chat: newSecret() };
-  if (withSecrets) {
-    for (const [source, value] of Object.entries(secrets)) {
-      await saveCredential(contextWith({ keys: keyManagement }), {
-        orgId: owner.orgId,
-        key: `webhook.${source}.secret`,
-        value,
-        actor: `user:${owner.id}`,
-      });
-    }
-  }
+  const secrets = withSecrets
+    ? await storeInboundSecrets(owner)
+    : { git: newWebhookSecret(), deploy: newWebhookSecret(), chat: newWebhookSecret() };
   return { orgId: owner.orgId, owner, orgAdmin, member, secrets };
 }
 
@@ -360,7 +349,7 @@ describe('POST /webhooks/git', () => {
     const rawBody = JSON.stringify(sample('git-push'));
 
     it.each([
-      ['a signature made with another secret', () => gitHeaders(newSecret(), rawBody), rawBody, () => org.orgId],
+      ['a signature made with another secret', () => gitHeaders(newWebhookSecret(), rawBody), rawBody, () => org.orgId],
       [
         'a body changed by one byte after signing',
         () => gitHeaders(org.secrets.git, rawBody),
@@ -626,7 +615,7 @@ describe('POST /webhooks/deploy', () => {
     it.each([
       [
         'a signature made with another secret',
-        (body: string) => timestampedHeaders(newSecret(), body),
+        (body: string) => timestampedHeaders(newWebhookSecret(), body),
         (body: string) => body,
       ],
       [
@@ -811,7 +800,7 @@ describe('POST /webhooks (chat)', () => {
 
     // Act
     const responses = await Promise.all([
-      post('/webhooks', rawBody, timestampedHeaders(newSecret(), rawBody), org.orgId),
+      post('/webhooks', rawBody, timestampedHeaders(newWebhookSecret(), rawBody), org.orgId),
       post('/webhooks', rawBody, timestampedHeaders(org.secrets.chat, rawBody, nowSeconds() - 600), org.orgId),
       post('/webhooks', rawBody, { 'x-webhook-timestamp': String(nowSeconds()) }, org.orgId),
       post('/webhooks', undefined, timestampedHeaders(org.secrets.chat, rawBody), org.orgId),
@@ -936,7 +925,7 @@ describe('secrets', () => {
     // Act
     const responses = [
       await post('/webhooks/git', push, gitHeaders(org.secrets.git, push), org.orgId),
-      await post('/webhooks/git', push, gitHeaders(newSecret(), push), org.orgId),
+      await post('/webhooks/git', push, gitHeaders(newWebhookSecret(), push), org.orgId),
       await post('/webhooks/deploy', failed, timestampedHeaders(org.secrets.deploy, failed), org.orgId),
       await post(
         '/webhooks/deploy',
