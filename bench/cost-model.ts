@@ -13,11 +13,12 @@
  *   CloudWatch Logs ingestion of the service's own log lines (measured, at INFO as deployed) and Lambda's
  *   START/END/REPORT lines; data transfer out of the response body.
  *
- * Duration model: below 1,769 MB a function gets that share of one vCPU, so CPU-bound time scales as
- * 1769 / memory (this machine's core is taken as one Lambda vCPU); waits do not scale: each DynamoDB round
- * trip on the critical path is DYNAMODB_RTT_MS and each queue send SQS_SEND_MS (typical in-region
- * latencies, not measured here; DynamoDB Local on a shared machine is slower and noisier, so its measured
- * time is printed only for reference). Billed duration: rounded up to the millisecond.
+ * Duration model: below 1,769 MB a function gets that share of one vCPU, so CPU-bound time (the least of
+ * the calls measured) scales as 1769 / memory (this machine's core is taken as one Lambda vCPU); waits do
+ * not scale: each DynamoDB round trip on the critical path is DYNAMODB_RTT_MS and each queue send
+ * SQS_SEND_MS (typical in-region latencies, not measured here; DynamoDB Local on a shared machine is slower
+ * and noisier, so its measured time is printed only for reference). Billed duration: rounded up to the
+ * millisecond.
  *
  * Memory choice per function: the cheapest of the candidates whose modelled duration stays within
  * max(1.5 × its duration at 1,769 MB, that + 10 ms) for every endpoint of the function measured here.
@@ -389,9 +390,13 @@ async function measure(endpoint: Endpoint): Promise<Measured> {
   };
 }
 
-/** Modelled duration in ms at `memoryMb`, from the median CPU time and the waits. */
+/**
+ * Modelled duration in ms at `memoryMb`, from the least CPU time of the calls and the waits. The least, not
+ * the median: on this shared machine other processes' load inflates CPU time (context switches, cold
+ * caches) in a way a Lambda's own share of a vCPU is not; the median is printed beside it.
+ */
 const durationAt = (figures: Measured, memoryMb: number) =>
-  figures.cpuMs.median * Math.max(1, FULL_VCPU_MB / memoryMb) +
+  figures.cpuMs.min * Math.max(1, FULL_VCPU_MB / memoryMb) +
   figures.roundTrips.median * DYNAMODB_RTT_MS +
   figures.sends.median * SQS_SEND_MS;
 
@@ -436,7 +441,7 @@ console.log(
     `transfer $${PRICES.transferGb}/GB.`,
 );
 console.log(
-  `Duration model: CPU × max(1, ${FULL_VCPU_MB} MB / memory) + ${DYNAMODB_RTT_MS} ms a DynamoDB round trip + ` +
+  `Duration model: least CPU time × max(1, ${FULL_VCPU_MB} MB / memory) + ${DYNAMODB_RTT_MS} ms a DynamoDB round trip + ` +
     `${SQS_SEND_MS} ms a queue send. ${RUNS} warm calls an endpoint, in process; min / median / max.\n`,
 );
 

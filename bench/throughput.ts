@@ -226,14 +226,14 @@ function ratio(top: Run[], bottom: Run[], pick: (run: Run) => number): string {
 
 const SERVER_LABELS: Record<ServerName, string> = {
   gateway: 'gateway (the service)',
-  floor: 'floor (credential, limit, item)',
-  single: 'single call',
+  floor: 'floor (no middleware)',
+  single: 'single DynamoDB call',
 };
 console.log('\nTargets: gateway ≥ 0.7× the floor’s requests/s and p99 ≤ 1.5× the floor’s; Node CPU ≤ 2 ms a request.');
 for (const figure of figures) {
   console.log(`\n${figure.label.padEnd(30)}${HEADER.slice(30)}`);
   for (const [server, run] of Object.entries(figure.runs) as Array<[ServerName, string]>) {
-    console.log(row(SERVER_LABELS[server].slice(0, 28), results.get(run) ?? []));
+    console.log(row(SERVER_LABELS[server], results.get(run) ?? []));
   }
   const gatewayRuns = results.get(figure.runs.gateway as string) ?? [];
   for (const other of ['floor', 'single'] as const) {
