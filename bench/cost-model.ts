@@ -441,7 +441,8 @@ console.log(
     `transfer $${PRICES.transferGb}/GB.`,
 );
 console.log(
-  `Duration model: least CPU time × max(1, ${FULL_VCPU_MB} MB / memory) + ${DYNAMODB_RTT_MS} ms a DynamoDB round trip + ` +
+  `Duration model: least CPU time × max(1, ${FULL_VCPU_MB} MB / memory) + ` +
+    `${DYNAMODB_RTT_MS} ms a DynamoDB round trip + ` +
     `${SQS_SEND_MS} ms a queue send. ${RUNS} warm calls an endpoint, in process; min / median / max.\n`,
 );
 
@@ -512,7 +513,8 @@ for (const figures of measured.filter((figures) => figures.endpoint.label.starts
       `($${atCurrent.total.toFixed(3)} at serverless.yml's ${memoryOf(fn)} MB, $${x86.total.toFixed(3)} on x86_64); ` +
       `$${(atChoice.total - atChoice.parts.logs - atChoice.parts.transfer).toFixed(3)} without logs and transfer; ` +
       `of which fixed per request (HTTP API + Lambda request) $${fixed.toFixed(2)}, DynamoDB ` +
-      `$${atChoice.parts.dynamodb.toFixed(3)} (${figures.readUnits.median} read + ${figures.writeUnits.median} write units)`,
+      `$${atChoice.parts.dynamodb.toFixed(3)} (${figures.readUnits.median} read + ` +
+      `${figures.writeUnits.median} write units)`,
   );
 }
 console.log(

@@ -229,7 +229,9 @@ const SERVER_LABELS: Record<ServerName, string> = {
   floor: 'floor (no middleware)',
   single: 'single DynamoDB call',
 };
-console.log('\nTargets: gateway ≥ 0.7× the floor’s requests/s and p99 ≤ 1.5× the floor’s; Node CPU ≤ 2 ms a request.');
+console.log(
+  '\nTargets: gateway ≥ 0.7× the floor’s requests/s and p99 ≤ 1.5× the floor’s; ' + 'Node CPU ≤ 2 ms a request.',
+);
 for (const figure of figures) {
   console.log(`\n${figure.label.padEnd(30)}${HEADER.slice(30)}`);
   for (const [server, run] of Object.entries(figure.runs) as Array<[ServerName, string]>) {
