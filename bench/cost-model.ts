@@ -34,10 +34,12 @@ import { ensureTable } from '#infra/local/table';
 import { cloudFormationTags } from '#infra/local/yaml-tags';
 
 /**
- * Prices, us-east-1, on demand, as published on the AWS pricing pages (checked 2025 against the pages and
- * secondary summaries of them; DynamoDB's after the November 2024 on-demand reduction). The deployment's
- * default region (serverless.yml) is eu-west-1, whose prices are a little higher for DynamoDB and equal
- * for Lambda. Free tiers are left out.
+ * Prices, us-east-1, on demand, as the AWS pricing pages state them (aws.amazon.com/dynamodb/pricing,
+ * /lambda/pricing, /api-gateway/pricing, /sqs/pricing, /eventbridge/pricing, /cloudwatch/pricing),
+ * cross-checked in November 2026 against published summaries of those pages dated 2025–2026; DynamoDB's are
+ * those after the November 2024 on-demand reduction. Confirm them on the pages before relying on them. The
+ * deployment's default region (serverless.yml) is eu-west-1, where DynamoDB costs a little more and Lambda
+ * the same. Free tiers are left out.
  */
 const PRICES = {
   /** DynamoDB on-demand: $0.125 per million read request units, $0.625 per million write request units. */
