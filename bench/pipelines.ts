@@ -4,13 +4,16 @@
  * table), the real stage consumer. DAGs of layers, each stage depending on two of the layer before: 30
  * stages (6 layers of 5) and 200 (20 layers of 10), each with a 1 s and a 100 ms stage.
  *
- * Prints per run: the time from execute to the execution's end, the critical path (layers × stage time),
- * their ratio, the engine's time per layer beyond the stage's own (what the ratio is made of), queue
- * messages per stage, and DynamoDB writes per stage (items written, a transaction counted by its items,
- * and write calls; the queue's own copies of its messages included). Asserts nothing.
+ * Each shape runs BENCH_ROUNDS times (3), the shapes in turn. Prints per shape, as min / median / max over
+ * its runs: the time from execute to the execution's end, the critical path (layers × stage time), their
+ * ratio, the engine's time per layer beyond the stage's own (what the ratio is made of), queue messages per
+ * stage, and DynamoDB writes per stage (items written, a transaction counted by its items, and write
+ * calls; the queue's own copies of its messages included), beside the target (total ≤ 1.15× the critical
+ * path for 30 stages, one queue message per stage). Asserts nothing.
  */
 
 import { benchTable } from '#bench/support/local-table';
+import { showSpread, spread } from '#bench/support/spread';
 
 const dynamo = await benchTable('bench-pipelines');
 
@@ -109,13 +112,26 @@ function layeredDag(layers: number, width: number) {
   return stages;
 }
 
-async function bench(layers: number, width: number, stageMs: number, print = true): Promise<void> {
+interface Figures {
+  status: string;
+  total: number;
+  critical: number;
+  /** The engine's time per layer beyond the stage's own. */
+  engine: number;
+  messages: number;
+  writes: number;
+  writeCalls: number;
+}
+
+let pipelines = 0;
+
+async function bench(layers: number, width: number, stageMs: number): Promise<Figures> {
+  pipelines += 1;
   const stages = layeredDag(layers, width);
   const token = owner.token;
-  const label = `${stages.length} stages (${layers} layers of ${width}), ${stageMs} ms a stage`;
   const created = await call(api, 'POST', '/agent-pipelines', {
     token,
-    body: { name: `${layers}x${width} ${stageMs}`, stages },
+    body: { name: `${layers}x${width} ${stageMs} ms #${pipelines}`, stages },
   });
   if (created.status !== 201) throw new Error(`create failed: ${JSON.stringify(created.body)}`);
   const id = created.body.data.id;
@@ -136,24 +152,55 @@ async function bench(layers: number, width: number, stageMs: number, print = tru
   await durable.drain();
   counting = false;
   const read = await call(api, 'GET', `/agent-pipelines/${id}/executions/${executed.body.data.id}`, { token });
-  const status = read.body.data.status;
   const critical = layers * stageMs;
   const n = stages.length;
-  if (!print) return;
-  console.log(
-    `${label.padEnd(44)} ${status}: total ${total.toFixed(0)} ms, critical path ${critical} ms, ` +
-      `ratio ${(total / critical).toFixed(2)}, engine ${((total - critical) / layers).toFixed(0)} ms a layer; ` +
-      `per stage: ${(messages / n).toFixed(2)} queue messages, ${(writes / n).toFixed(1)} items written ` +
-      `in ${(writeCalls / n).toFixed(1)} write calls`,
-  );
+  return {
+    status: read.body.data.status,
+    total,
+    critical,
+    engine: (total - critical) / layers,
+    messages: messages / n,
+    writes: writes / n,
+    writeCalls: writeCalls / n,
+  };
 }
 
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const shapes = [
+  { layers: 6, width: 5, stageMs: 1000 },
+  { layers: 20, width: 10, stageMs: 1000 },
+  { layers: 6, width: 5, stageMs: 100 },
+  { layers: 20, width: 10, stageMs: 100 },
+];
+
 // A first small run warms the code paths and DynamoDB Local up; its figures are not printed.
-await bench(3, 3, 10, false);
-await bench(6, 5, 1000);
-await bench(20, 10, 1000);
-await bench(6, 5, 100);
-await bench(20, 10, 100);
+await bench(3, 3, 10);
+// Round after round, every shape in turn, so that the machine's load falls on all of them alike.
+const runs = shapes.map(() => [] as Figures[]);
+for (let round = 0; round < ROUNDS; round += 1) {
+  for (const [index, shape] of shapes.entries()) {
+    runs[index]?.push(await bench(shape.layers, shape.width, shape.stageMs));
+  }
+}
+
+console.log(
+  `Target: total ≤ 1.15× the critical path for 30 stages; one queue message per stage. ` +
+    `min / median / max over ${ROUNDS} runs:`,
+);
+for (const [index, shape] of shapes.entries()) {
+  const figures = runs[index] ?? [];
+  const of = (pick: (figure: Figures) => number, digits = 0) => showSpread(spread(figures.map(pick)), digits);
+  const statuses = [...new Set(figures.map((figure) => figure.status))].join(', ');
+  const n = shape.layers * shape.width;
+  const label = `${n} stages (${shape.layers} layers of ${shape.width}), ${shape.stageMs} ms a stage`;
+  console.log(
+    `${label} (${statuses}): total ${of((figure) => figure.total)} ms, critical path ` +
+      `${shape.layers * shape.stageMs} ms, ratio ${of((figure) => figure.total / figure.critical, 2)}, ` +
+      `engine ${of((figure) => figure.engine)} ms a layer\n    per stage: ` +
+      `${of((figure) => figure.messages, 2)} queue messages, ${of((figure) => figure.writes, 1)} items written ` +
+      `in ${of((figure) => figure.writeCalls, 1)} write calls`,
+  );
+}
 
 durable.close();
 await dynamo.stop();
