@@ -30,13 +30,17 @@ export const routeName = (route: Pick<RouteDef, 'method' | 'path'>) => `${route.
 
 /**
  * A value of the same shape that nobody has: a number plus 1,000; a string with its last digit moved on by
- * one (`job_…7uoR` → `job_…8uoR`, `alpha2x-product` → `alpha3x-product`), which keeps any pattern it had.
+ * one (`job_…7uoR` → `job_…8uoR`, `alpha2x-product` → `alpha3x-product`), or without digits its last
+ * letter (`job_…ONvTzS` → `job_…ONvTzT`), which keeps any pattern and length it had.
  */
 export function twin(value: string): string {
   if (/^\d+$/.test(value)) return String(Number(value) + 1000);
-  const match = /\d(?=\D*$)/.exec(value);
-  if (!match) return `${value}x`;
-  return `${value.slice(0, match.index)}${(Number(match[0]) + 1) % 10}${value.slice(match.index + 1)}`;
+  const digit = /\d(?=\D*$)/.exec(value);
+  if (digit) return `${value.slice(0, digit.index)}${(Number(digit[0]) + 1) % 10}${value.slice(digit.index + 1)}`;
+  const letter = /[a-zA-Z](?=[^a-zA-Z]*$)/.exec(value);
+  if (!letter) return `${value}x`;
+  const next = letter[0] === 'z' ? 'a' : letter[0] === 'Z' ? 'A' : String.fromCharCode(letter[0].charCodeAt(0) + 1);
+  return `${value.slice(0, letter.index)}${next}${value.slice(letter.index + 1)}`;
 }
 
 const fill = (route: RouteDef, refs: Ref[], value: (ref: Ref) => string) => {
