@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -49,10 +50,19 @@ interface ExecutionView {
  */
 async function leftInDataDir(dataDir: string, orgId: string, executionId: number) {
   const dynamo = await startDynamoLocal({ dataDir: join(dataDir, 'dynamodb') });
+  try {
+    return await leftAt(dynamo.endpoint, orgId, executionId);
+  } finally {
+    await dynamo.stop();
+  }
+}
+
+/** The execution's stages and the stage messages the durable queue keeps, read from a DynamoDB Local. */
+async function leftAt(endpoint: string, orgId: string, executionId: number) {
   const client = DynamoDBDocumentClient.from(
     new DynamoDBClient({
       region: 'us-east-1',
-      endpoint: dynamo.endpoint,
+      endpoint,
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
   );
@@ -75,9 +85,12 @@ async function leftInDataDir(dataDir: string, orgId: string, executionId: number
     return { stages, messages };
   } finally {
     client.destroy();
-    await dynamo.stop();
   }
 }
+
+/** The running instance's DynamoDB Local, as runtime.json names it for `npm run invoke`. */
+const runningEndpoint = (dataDir: string): string =>
+  (JSON.parse(readFileSync(join(dataDir, 'runtime.json'), 'utf8')) as { dynamodb_endpoint: string }).dynamodb_endpoint;
 
 const stage = (name: string, dependsOn: string[] = []) => ({
   name,
@@ -160,11 +173,20 @@ describe('a pipeline execution under npm start', () => {
     await waitForOutput(second, 'is running');
     expect(second.output()).toContain('pipelineReconciler every 2 s');
     const takenUpWithinMs = (STAGE_TIMEOUT_SEC + STAGE_TIMEOUT_MARGIN_SEC + 30) * 1000;
+    // A stage is marked queued just before its message is sent (a message lost between the two is sent
+    // again by the reconciler later): crash once the queued stages' messages are in the table.
     await until(
-      read,
-      (view) =>
-        view.stages.some((item) => item.status === 'queued' && item.attempts === 1) &&
-        !view.stages.some((item) => item.status === 'running' && item.attempts > 1),
+      () => leftAt(runningEndpoint(dataDir), orgId, executionId),
+      (left) => {
+        const queued = left.stages.filter((item) => item.status === 'queued');
+        const mine = left.messages.filter((message) => message.execution_id === executionId);
+        const sent = new Set(mine.map((message) => `${message.stage}#${message.attempt}`));
+        return (
+          queued.some((item) => item.attempts === 1) &&
+          queued.every((item) => sent.has(`${item.name}#${item.attempts + 1}`)) &&
+          !left.stages.some((item) => item.status === 'running' && item.attempts > 1)
+        );
+      },
       takenUpWithinMs,
     );
     await crash(second);
