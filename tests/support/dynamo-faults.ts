@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoLocal } from '#infra/local/dynamodb-local';
 import { ensureTable } from '#infra/local/table';
@@ -32,9 +33,21 @@ export async function crash(dynamo: DynamoLocal, signal: 'SIGKILL' | 'SIGTERM' =
  */
 export function freeze(dynamo: DynamoLocal): () => void {
   const pid = javaOf(dynamo);
+  const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  if (command[command.indexOf('-port') + 1] !== String(dynamo.port)) {
+    throw new Error(`java ${pid} does not serve port ${dynamo.port}: ${command.join(' ')}`);
+  }
   process.kill(pid, 'SIGSTOP');
+  // SIGSTOP is asynchronous: the test may send nothing until every thread of the JVM has stopped.
+  const deadline = Date.now() + 5_000;
+  while (stateOf(pid) !== 'T') {
+    if (Date.now() > deadline) throw new Error(`java ${pid} did not stop: state ${stateOf(pid)}`);
+  }
   return () => process.kill(pid, 'SIGCONT');
 }
+
+/** A process's state letter from /proc (`T` once stopped). */
+const stateOf = (pid: number): string => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? '';
 
 /** Creates the test's table in `endpoint` (the setup file made it in the shared DynamoDB Local). */
 export async function createTable(endpoint: string, tableName: string): Promise<void> {
