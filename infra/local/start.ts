@@ -106,6 +106,9 @@ async function main(): Promise<void> {
       throw unreadableDatabase(error, dynamoDir);
     });
     client.destroy();
+    // Data moves an upgrade brings run before the first request sees the data (infra/migrations/pending.ts).
+    const { runPendingMigrations } = await import('#infra/migrations/pending');
+    await runPendingMigrations({ newTable: created });
     gateway = await startGateway({
       port: config.port,
       onRequest: process.env.QUIET ? undefined : (line) => console.log(line),
