@@ -31,22 +31,13 @@ const { memoryQueue } = await import('#lib/adapters/local/memory-queue');
 const { createTask } = await import('#lib/tasks/task-create');
 const { wirePorts } = await import('#lib/app/ports');
 const { requestContext } = await import('#lib/kernel/context');
-const { ledgerWrites } = await import('#lib/tokens/ledger');
-const { transact } = await import('#lib/db/transactions');
+const { grantTokens } = await import('#bench/support/seeding');
 
 const queue = memoryQueue({ consumers: {}, holdUntilConnected: true });
 const tick = agentTickHandler({ runner: localRunner(), queue });
 const owner = await newUser('bench');
 const orgId = owner.orgId;
-const { writes } = ledgerWrites({
-  orgId,
-  type: 'admin_grant',
-  amount: 10_000_000,
-  action: 'bench',
-  actor: 'system',
-  now: new Date(),
-});
-await transact(writes);
+await grantTokens(orgId, 10_000_000);
 const ctx = requestContext({
   traceId: 'bench',
   ports: wirePorts({ queue }),

@@ -121,10 +121,8 @@ const { dashboardHandler } = await import('#functions/http/dashboard');
 const { handler: apiKeys } = await import('#functions/http/api-keys');
 const { pipelineStageHandler } = await import('#functions/queue/pipeline-stage');
 const { localRunner } = await import('#lib/adapters/local/local-runner');
-const { ledgerWrites } = await import('#lib/tokens/ledger');
-const { transact } = await import('#lib/db/transactions');
 const { createTask } = await import('#lib/tasks/task-create');
-const { benchOwner } = await import('#bench/support/seeding');
+const { benchOwner, grantTokens } = await import('#bench/support/seeding');
 
 // The first user of a table is the instance admin; the measured caller is an ordinary owner.
 await newUser('admin');
@@ -143,16 +141,7 @@ const keyCreated = await call(apiKeys, 'POST', `/organizations/${owner.orgId}/ap
   body: { name: 'bench', scopes: ['read', 'write'] },
 });
 const apiKey = keyCreated.body.data.key as string;
-await transact(
-  ledgerWrites({
-    orgId: owner.orgId,
-    type: 'admin_grant',
-    amount: 100_000_000,
-    action: 'bench',
-    actor: 'system',
-    now: new Date(),
-  }).writes,
-);
+await grantTokens(owner.orgId, 100_000_000);
 
 const tasks = tasksHandler({ ports: { queue } });
 const pipelines = agentPipelinesHandler({ ports: { queue } });

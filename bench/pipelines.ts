@@ -43,8 +43,7 @@ const { tenantConfigHandler } = await import('#functions/http/tenant-config');
 const { pipelineStageHandler } = await import('#functions/queue/pipeline-stage');
 const { durableQueue } = await import('#lib/adapters/local/durable-queue');
 const { localRunner } = await import('#lib/adapters/local/local-runner');
-const { ledgerWrites } = await import('#lib/tokens/ledger');
-const { transact } = await import('#lib/db/transactions');
+const { grantTokens } = await import('#bench/support/seeding');
 type Queue = import('#lib/kernel/ports').MessageQueue;
 
 const durable = durableQueue({ partition: 'BENCHQUEUE' });
@@ -65,16 +64,7 @@ durable.connect('webhook-delivery', async () => {
 
 const api = agentPipelinesHandler({ ports: { queue } });
 const owner = await newUser('bench');
-await transact(
-  ledgerWrites({
-    orgId: owner.orgId,
-    type: 'admin_grant',
-    amount: 100_000_000,
-    action: 'bench',
-    actor: 'system',
-    now: new Date(),
-  }).writes,
-);
+await grantTokens(owner.orgId, 100_000_000);
 
 const hook = 'https://hooks.example.com/done';
 const webhooks = { pipeline_completed: hook, pipeline_failed: hook };
