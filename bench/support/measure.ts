@@ -72,6 +72,12 @@ export async function timeRuns(work: () => Promise<unknown>, runs = 30) {
   const p90 = times[Math.floor(runs * 0.9)] as number;
   const min = times[0] as number;
   const max = times[runs - 1] as number;
-  const summary = `median ${median.toFixed(1)} ms, p90 ${p90.toFixed(1)} ms (min ${min.toFixed(1)}, max ${max.toFixed(1)})`;
-  return { min, median, p90, max, summary };
+  const ms = (value: number) => value.toFixed(1);
+  return {
+    min,
+    median,
+    p90,
+    max,
+    summary: `median ${ms(median)} ms, p90 ${ms(p90)} ms (min ${ms(min)}, max ${ms(max)})`,
+  };
 }
