@@ -48,7 +48,10 @@ export interface TaskSearch {
   matches: (item: TaskItem) => boolean;
   /** Whether a filter other than the words applies (postings alone then cannot tell the matches). */
   filtered: boolean;
-  /** Whether `total` is wanted: without it, a search of one term counts nothing (GET /search). */
+  /**
+   * Whether `total` is wanted: without it (GET /search), a search of one term counts nothing and one of
+   * several counts only up to `examinedInFull`.
+   */
   total?: boolean;
 }
 
@@ -116,7 +119,9 @@ async function walkPage(reader: Reader, terms: string[], search: TaskSearch, pag
   const { orgId, limits } = reader;
   const wanted = page.offset + page.limit;
   let chunk = Math.max(wanted, limits.examinedInFull);
-  const counting = Promise.all(terms.map((term) => countPostings(reader, term)));
+  // Without a total, the counts only choose the rarest word and tell a small one: they stop sooner.
+  const upTo = search.total === false ? limits.examinedInFull : limits.countedUpTo;
+  const counting = Promise.all(terms.map((term) => countPostings(reader, term, upTo)));
   // With one term the walk's first chunk is read beside its count; with several, the counts choose.
   const single = terms.length === 1 ? termPostings(orgId, terms[0] as string) : undefined;
   const [counts] = await Promise.all([counting, single?.fill(Math.min(chunk, MAX_CHUNK))]);
@@ -187,9 +192,8 @@ interface Counted {
 /** What a search that counts nothing knows of the count: nothing. */
 const uncounted: Counted = { count: 0, exact: false };
 
-/** How many postings a term has, counted up to `countedUpTo` (DynamoDB reads them, sends none). */
-async function countPostings({ orgId, limits }: Reader, term: string): Promise<Counted> {
-  const upTo = limits.countedUpTo;
+/** How many postings a term has, counted up to `upTo` (DynamoDB reads them, sends none). */
+async function countPostings({ orgId, limits }: Reader, term: string, upTo = limits.countedUpTo): Promise<Counted> {
   const result = await table.query({ ...termQuery(orgId, term), Select: 'COUNT', Limit: upTo + 1 });
   const count = result.Count ?? 0;
   return { count: Math.min(count, upTo), exact: count <= upTo };
