@@ -24,6 +24,11 @@ function operationalChanges<B extends { product_slug?: string | null }>(body: B)
   return { ...rest, ...(product_slug !== undefined ? { product: { slug: product_slug } } : {}) };
 }
 
+/** A list page, with `meta.total_exact: false` when its total is an estimate (a search). */
+function listed<P extends { totalExact?: false }>(page: P) {
+  return page.totalExact === false ? withMeta(page, { total_exact: false }) : page;
+}
+
 /** The tasks function; tests pass options (their own queue, a fixed clock for the creation limit's minute). */
 export function tasksHandler(options: GroupOptions = {}) {
   return groupHandler(
@@ -31,11 +36,12 @@ export function tasksHandler(options: GroupOptions = {}) {
     [
       route(routes.listTasks, async ({ query, ctx }) => {
         const { limit, offset, status, priority, product, ...filter } = query;
-        return listTasks(
+        const page = await listTasks(
           ctx,
           { ...filter, statuses: status?.map(toStatus), priorities: priority, productSlug: product },
           { limit, offset },
         );
+        return listed(page);
       }),
       route(routes.createTask, async ({ body, ctx }) => await createTask(ctx, operationalChanges(body))),
       route(routes.getTask, async ({ params, ctx }) => getTask(ctx, params.id)),
@@ -57,7 +63,7 @@ export function tasksHandler(options: GroupOptions = {}) {
             },
             { limit, offset },
           );
-          return { ...page, items: page.items.map(toPublicTask) };
+          return listed({ ...page, items: page.items.map(toPublicTask) });
         },
         { fields: { assignee: 'assigned_to' } },
       ),

@@ -1,6 +1,7 @@
 import { moveAllLegacyActivity } from '#lib/activity/activity-migration';
 import type { TableKey } from '#lib/db/keys';
 import { table } from '#lib/db/table';
+import { indexAllTasksWithoutTerms } from '#lib/tasks/search-migration';
 
 /**
  * The data moves an upgrade may need, which `npm start` runs before it takes requests, so that an
@@ -24,6 +25,14 @@ export const MIGRATIONS: Migration[] = [
     run: async () => {
       const result = await moveAllLegacyActivity(new Date());
       return `${result.moved} activity entries moved (${result.organizations} organizations read)`;
+    },
+  },
+  {
+    id: 'task-search-terms',
+    run: async () => {
+      const result = await indexAllTasksWithoutTerms();
+      const { indexed, legacyRemoved, organizations } = result;
+      return `${indexed} tasks indexed, ${legacyRemoved} whole-word postings deleted (${organizations} organizations)`;
     },
   },
 ];

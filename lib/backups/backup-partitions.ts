@@ -12,6 +12,7 @@ import { teamKeys } from '#lib/identity/team-records';
 import { jobKeys } from '#lib/jobs/job-keys';
 import { logKeys } from '#lib/logs/log-records';
 import { metricKeys } from '#lib/metrics/metric-keys';
+import { LEGACY_POSTING_PREFIX } from '#lib/tasks/search-index';
 import { assigneeKey, taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
 
 /**
@@ -21,6 +22,9 @@ import { assigneeKey, taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
  * - `T#<org>`, its records: exported whole; restored but for its identity records, which stay as they
  *   are; an empty organization holds nothing here but identity records and API key uses.
  * - `T#<org>#METRICS`, its counters: exported; restored; an empty organization has none.
+ * - `T#<org>#TASKTERMS`, the search postings of its tasks (a hundred or more per task): derived from the
+ *   tasks, so neither exported nor restored; a restore indexes the tasks it writes (and drops the
+ *   whole-word postings, `TASKWORD#…`, that a backup taken before the term index holds).
  * - `T#<org>#QUEUE#<assignee>`, queue entries of todo tasks: exported for every assignee its tasks name,
  *   and `-`; restored; not checked for emptiness (they follow the tasks).
  * - `T#<org>#ACTIVITY#<actor type>` (4) and `T#<org>#LOGS`, append-only entries with unique keys:
@@ -54,8 +58,8 @@ export const PARTITION_SUFFIXES = {
     '#JQ',
     '#FACTORY',
   ],
-  /** The backups' own records. */
-  notExported: ['#BACKUPS'],
+  /** The backups' own records, and derived data a restore rebuilds (task search terms). */
+  notExported: ['#BACKUPS', '#TASKTERMS'],
   /** Index partition keys (gsi1pk, gsi2pk): the items are in partitions above. */
   indexOnly: ['#TASKS', '#ASSIGNEE', '#CHANGELOG', '#DEPLOYMENTS', '#RULES'],
 };
@@ -138,12 +142,16 @@ export async function pointerItems(orgId: string, keys: TableKey[]): Promise<Ite
 /**
  * How a restore writes an item back into the organization, or undefined when the item is not the
  * organization's to write (another tenant's partition, the backups' own, an unknown global record).
+ * `derived`: not written, the restore rebuilds it (search postings).
  */
-export type RestoreWrite = 'keep-identity' | 'put' | 'add-counts' | 'pointer';
+export type RestoreWrite = 'keep-identity' | 'put' | 'add-counts' | 'pointer' | 'derived';
 
 export function restoreWriteOf(orgId: string, item: Item): RestoreWrite | undefined {
   const own = tenantPk(orgId);
-  if (item.pk === own) return isIdentityRecord(item.sk) ? 'keep-identity' : 'put';
+  if (item.pk === own) {
+    if (item.sk.startsWith(LEGACY_POSTING_PREFIX)) return 'derived';
+    return isIdentityRecord(item.sk) ? 'keep-identity' : 'put';
+  }
   if (item.pk === activityKeys.countPk(orgId)) return 'add-counts';
   if (item.pk.startsWith(`${own}#`)) {
     const suffix = `#${item.pk.slice(own.length + 1).split('#')[0]}`;

@@ -40,6 +40,8 @@ export interface RouteDef<
   /** Schema of `data` in the success body (or of the whole body for `envelope: 'raw'` JSON). */
   response?: R;
   envelope?: Envelope;
+  /** A list's `meta` where it says more than `total`, `limit` and `offset` (ListMetaSchema extended). */
+  listMeta?: AnyZod;
   /** Success status; 200 unless given. */
   status?: number;
   /** Media type of a raw response, for the OpenAPI document; several when the path decides (static assets). */

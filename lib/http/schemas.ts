@@ -25,6 +25,21 @@ export const ListMetaSchema = z
   })
   .meta({ id: 'ListMeta' });
 
+/**
+ * The meta of a list that may estimate its total (a full-text search): `total_exact: false` says so; it
+ * is absent where `total` is exact, as in every other list.
+ */
+export const EstimatedListMetaSchema = ListMetaSchema.extend({
+  total_exact: z
+    .literal(false)
+    .optional()
+    .meta({
+      description:
+        'Present, and false, when `total` is an estimate rather than a count of every match (the route’s ' +
+        'description says when); absent when `total` is exact.',
+    }),
+}).meta({ id: 'EstimatedListMeta' });
+
 const nonNegativeInteger = (name: string) =>
   z
     .string()

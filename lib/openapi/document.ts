@@ -213,7 +213,7 @@ function successResponse(route: RouteDef) {
   }
   const schema =
     envelope === 'list'
-      ? z.object({ data: z.array(data), meta: ListMetaSchema })
+      ? z.object({ data: z.array(data), meta: route.listMeta ?? ListMetaSchema })
       : envelope === 'deleted'
         ? z.object({ data, meta: z.record(z.string(), z.unknown()) })
         : z.object({ data });

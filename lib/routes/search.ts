@@ -59,8 +59,9 @@ export const globalSearch = defineRoute({
     'those fields. Results are grouped by type, at most `limit` per group, those matching in their title ' +
     'first, then the newest. Files and rules are not records of this service, so there are no groups for ' +
     'them. Only the caller’s organization is searched. The cost of a search does not grow with the ' +
-    'organization: each group reads its index with one Query per word (the four longest words; the others ' +
-    'are checked against each record) and one batch read.',
+    'organization: tasks are read from their own index a group at a time, the newest matches first (as ' +
+    '`GET /tasks?q=` reads a page); each other group reads its index with one Query per word (the four ' +
+    'longest words; the others are checked against each record) and one batch read.',
   query: z.object({
     q: z
       .string()

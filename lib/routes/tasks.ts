@@ -1,8 +1,10 @@
 import * as z from 'zod';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { defineRoute } from '#lib/http/route';
-import { pagingQuery, valueList } from '#lib/http/schemas';
+import { EstimatedListMetaSchema, pagingQuery, valueList } from '#lib/http/schemas';
 import { integerId } from '#lib/routes/schemas';
+import { MAX_TASK_TERMS } from '#lib/tasks/search-index';
+import { SEARCH_LIMITS } from '#lib/tasks/task-search';
 import { TASK_PRIORITIES, TASK_STATUS_INPUTS, TASK_STATUSES, transitionTableMarkdown } from '#lib/tasks/task-status';
 
 /**
@@ -144,8 +146,31 @@ const searchText = z
       `Full-text search over title and description, at most ${MAX_SEARCH_LENGTH} characters. Case- and ` +
       'accent-insensitive; every word of q must begin a word of the title or description (`deploy` finds ' +
       '“Deployment checklist”; words are runs of letters and digits). Results stay newest first. A blank q ' +
-      'searches nothing (all tasks are listed); a q without any letter or digit is a 400.',
+      'searches nothing (all tasks are listed); a q without any letter or digit is a 400. A task is found by ' +
+      `the words of its title and description up to ${MAX_TASK_TERMS} word prefixes (all of any prose ` +
+      'description); see the list’s description for `meta.total`.',
   });
+
+/**
+ * What `q` costs and what its `meta.total` is: reads follow the page asked for, not the number of matches,
+ * so a total that would mean reading every match is an estimate, and says so.
+ */
+const [counted, inFull, examined] = [
+  SEARCH_LIMITS.countedUpTo,
+  SEARCH_LIMITS.examinedInFull,
+  SEARCH_LIMITS.maxExamined,
+].map((n) => n.toLocaleString('en-US'));
+const SEARCH_TOTAL =
+  'With `q`, a page costs what it holds, not what matches: the newest matches are read up to the end of the ' +
+  'page. `meta.total` is exact (and `meta.total_exact` absent) when every match was counted: one word, without ' +
+  `other filters, matching at most ${counted} tasks; or several words or filters whose rarest word matches at ` +
+  `most ${inFull} tasks, or whose matches were all seen on the way to the page. Otherwise \`meta.total_exact\` ` +
+  'is `false` and `total` is an estimate, never below the matches seen: ' +
+  `${counted} (or the end of the page) for one word matching more; for several words or filters, the share of ` +
+  'matches among the tasks checked times the tasks the rarest word matches (counted up to ' +
+  `${counted}). Counting exactly would read every match. Several words or filters are checked on the tasks of ` +
+  `the rarest word, newest first, at most ${examined} a request: matches past those are not reached (narrow ` +
+  'the query). A deep `offset` of a one-word search reads the word’s index up to it, not the tasks.';
 
 export const listTasks = defineRoute({
   group,
@@ -158,7 +183,7 @@ export const listTasks = defineRoute({
     'Newest first. Filters combine (AND). `next=true` answers the single highest-priority `todo` task for ' +
     '`assignee` (all assignees when absent): P0 before P3, then the oldest; tasks with a dependency that is ' +
     'neither done nor cancelled are passed over. It answers a list of zero or one task (`meta.limit` 1) and ' +
-    'cannot be combined with `status` or `q` (400).',
+    `cannot be combined with \`status\` or \`q\` (400).\n\n${SEARCH_TOTAL}`,
   query: pagingQuery.extend({
     status: statusList.optional(),
     q: searchText.optional(),
@@ -179,6 +204,7 @@ export const listTasks = defineRoute({
       .optional(),
   }),
   envelope: 'list',
+  listMeta: EstimatedListMetaSchema,
   response: TaskRecord,
   errors: [503],
 });
@@ -289,7 +315,7 @@ export const listPublicTasks = defineRoute({
   path: '/v1/public/tasks',
   auth: 'bearer',
   summary: 'List tasks (public API)',
-  description: 'Newest first; filters combine (AND).',
+  description: `Newest first; filters combine (AND).\n\n${SEARCH_TOTAL}`,
   query: pagingQuery.extend({
     status: statusList.optional(),
     q: searchText.optional(),
@@ -299,6 +325,7 @@ export const listPublicTasks = defineRoute({
     product_id: integerId('product_id').optional(),
   }),
   envelope: 'list',
+  listMeta: EstimatedListMetaSchema,
   response: PublicTaskRecord,
 });
 

@@ -13,19 +13,21 @@ import {
   templateSearchFields,
 } from '#lib/search/search-fields';
 import { searchKeys } from '#lib/search/search-postings';
-import { findRecords, type KindSource, matchesAll, matchingField } from '#lib/search/search-read';
-import { postingPrefix } from '#lib/tasks/search-index';
-import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
+import { type Found, findRecords, type KindSource, matchesAll, matchingField } from '#lib/search/search-read';
+import { matchesSearch } from '#lib/tasks/search-index';
+import type { TaskItem } from '#lib/tasks/task-keys';
 import { searchWords } from '#lib/tasks/task-queries';
+import { searchTasks } from '#lib/tasks/task-search';
 import { builtInTemplates } from '#lib/templates/built-in-templates';
 import { type TemplateItem, templateKeys } from '#lib/templates/template-keys';
 
 /**
  * GET /search: one query over the organization's tasks, products, agents, templates and pipelines,
- * answered grouped by type, at most `limit` per group. Each group reads its own search index (tasks
- * theirs, the others lib/search/search-postings.ts) with a fixed number of calls, all groups side by
- * side: one Query per driving word and one BatchGetItem (lib/search/search-read.ts). Nothing reads
- * every record of a type, so the cost of a search does not grow with the organization.
+ * answered grouped by type, at most `limit` per group, all groups side by side. Tasks are read from
+ * their own index a page at a time, the newest first (lib/tasks/task-search.ts: one Query of postings
+ * and one BatchGetItem for a word); the other types from lib/search/search-postings.ts with one Query
+ * per driving word and one BatchGetItem (lib/search/search-read.ts). Nothing reads every record of a
+ * type, so the cost of a search does not grow with the organization.
  *
  * Files and rules are not records of this service (yet): their groups are not answered, rather than
  * answered empty as if they had been searched.
@@ -55,8 +57,23 @@ export interface SearchAnswer {
 }
 
 /** How a type's records are found and shown. */
-interface TypeSource<T> extends KindSource<T> {
+interface TypeSource<T> extends Pick<KindSource<T>, 'fields'> {
+  /** Up to `fetch` records that hold every word, and whether there may be more. */
+  find(queryWords: readonly string[], fetch: number): Promise<Found<T>>;
   result(item: T): Omit<SearchResult, 'field' | 'snippet'>;
+}
+
+/** A type found through lib/search/search-postings.ts. */
+function indexed<T>(orgId: string, source: KindSource<T> & Pick<TypeSource<T>, 'result'>): TypeSource<T> {
+  return { ...source, find: (queryWords, fetch) => findRecords(orgId, source, queryWords, fetch) };
+}
+
+/** The newest `fetch` tasks that hold every word (no total: a group says only whether there are more). */
+async function findTasks(orgId: string, queryWords: readonly string[], fetch: number): Promise<Found<TaskItem>> {
+  const matches = (task: TaskItem) => matchesSearch([...queryWords], task);
+  const search = { queryWords, matches, filtered: false, total: false };
+  const found = await searchTasks(orgId, search, { limit: fetch, offset: 0 });
+  return { items: found.items, more: found.more };
 }
 
 const taskFields = (task: Pick<TaskItem, 'title' | 'description'>): SearchField[] => [
@@ -66,13 +83,11 @@ const taskFields = (task: Pick<TaskItem, 'title' | 'description'>): SearchField[
 
 const sourcesOf = (orgId: string) => ({
   tasks: {
-    prefix: (word: string) => `${postingPrefix}${word}`,
-    refAttribute: 'task_id',
-    key: (ref: string) => taskKeys.byId(orgId, Number(ref)),
+    find: (queryWords: readonly string[], fetch: number) => findTasks(orgId, queryWords, fetch),
     fields: taskFields,
     result: (task: TaskItem) => ({ type: 'task', id: task.id, title: task.title, link: `/tasks/${task.id}` }),
   } satisfies TypeSource<TaskItem>,
-  products: {
+  products: indexed(orgId, {
     prefix: (word: string) => searchKeys.prefix('product', word),
     refAttribute: 'ref',
     key: (ref: string) => productKeys.bySlug(orgId, ref),
@@ -83,8 +98,8 @@ const sourcesOf = (orgId: string) => ({
       title: product.name,
       link: `/products/${product.slug}`,
     }),
-  } satisfies TypeSource<ProductItem>,
-  agents: {
+  }),
+  agents: indexed(orgId, {
     prefix: (word: string) => searchKeys.prefix('agent', word),
     refAttribute: 'ref',
     key: (ref: string) => agentKeys.byId(orgId, Number(ref)),
@@ -95,8 +110,8 @@ const sourcesOf = (orgId: string) => ({
       title: agent.display_name ?? agent.name,
       link: `/v1/public/agents/${agent.id}`,
     }),
-  } satisfies TypeSource<AgentItem>,
-  templates: {
+  }),
+  templates: indexed(orgId, {
     prefix: (word: string) => searchKeys.prefix('template', word),
     refAttribute: 'ref',
     key: (ref: string) => templateKeys.byId(orgId, Number(ref)),
@@ -108,8 +123,8 @@ const sourcesOf = (orgId: string) => ({
       title: template.name,
       link: `/agent-templates/${template.slug}`,
     }),
-  } satisfies TypeSource<TemplateItem>,
-  pipelines: {
+  }),
+  pipelines: indexed(orgId, {
     prefix: (word: string) => searchKeys.prefix('pipeline', word),
     refAttribute: 'ref',
     key: (ref: string) => pipelineKeys.byId(orgId, Number(ref)),
@@ -120,7 +135,7 @@ const sourcesOf = (orgId: string) => ({
       title: pipeline.name,
       link: `/agent-pipelines/${pipeline.id}`,
     }),
-  } satisfies TypeSource<PipelineItem>,
+  }),
 });
 
 export async function globalSearch(
@@ -134,7 +149,7 @@ export async function globalSearch(
   const groups = await Promise.all(
     types.map(async (type): Promise<[SearchType, SearchGroup]> => {
       const source = sources[type] as TypeSource<unknown>;
-      const found = await findRecords(orgId, source, queryWords, fetchWindow(input.limit));
+      const found = await source.find(queryWords, fetchWindow(input.limit));
       const extra = type === 'templates' ? builtInResults(queryWords) : [];
       const results = [...found.items.map((item) => toResult(source, item, queryWords)), ...extra];
       return [type, shown(results, input.limit, found.more)];

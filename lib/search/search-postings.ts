@@ -4,10 +4,12 @@ import { words } from '#lib/tasks/search-index';
 
 /**
  * The search index of products, agents, organization templates and pipelines: an inverted index of
- * postings, one small item per (word, record), under the tenant's partition. It works as the task
- * index does (lib/tasks/search-index.ts: the same words, looked up as a prefix of the sort key), with
- * one difference: postings are written in the transaction that writes the record, so the index holds
- * exactly the words of every record as committed, never one too many or too few.
+ * postings, one small item per (word, record), under the tenant's partition, of the same words as the
+ * task index (lib/tasks/search-index.ts), each looked up as a prefix of the sort key. These kinds hold
+ * few records, so a whole word's postings is a small read; tasks, which grow without bound, are indexed
+ * by every prefix instead, to be read a page at a time. Postings are written in the transaction that
+ * writes the record, so the index holds exactly the words of every record as committed, never one too
+ * many or too few.
  *
  * | record | pk | sk | notes |
  * |---|---|---|---|

@@ -5,8 +5,9 @@ import type { SearchField } from '#lib/search/search-fields';
 import { words } from '#lib/tasks/search-index';
 
 /**
- * The read side of a search over one kind of record, whichever index holds its postings (tasks' own,
- * or lib/search/search-postings.ts): a fixed number of calls, whatever the size of the organization.
+ * The read side of a search over one kind of record of lib/search/search-postings.ts (tasks have an
+ * index of their own, read a page at a time: lib/tasks/task-search.ts): a fixed number of calls,
+ * whatever the size of the organization.
  *
  * 1. The postings of the query's longest words (`MAX_DRIVING_WORDS`; longer words are rarer), one Query
  *    each, side by side, newest first, at most `POSTINGS_READ` each.

@@ -7,7 +7,7 @@ import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
-import { addPostings, removePostings, taskWords } from '#lib/tasks/search-index';
+import { addPostings, removePostings, taskTerms } from '#lib/tasks/search-index';
 import { duplicateError, resolveProduct, type TaskChanges, titleGuard, writeConflicts } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
 import { type Task, type TaskFields, type TaskItem, taskIndexes, taskKeys, toTask } from '#lib/tasks/task-keys';
@@ -58,6 +58,7 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
     completed_at: fields.status === 'done' ? at : null,
     queued_at: queuedAtAfter(undefined, fields.status, at),
     counted: true,
+    terms_indexed: true,
     created_at: at,
     updated_at: at,
     created_by: activityActor(principal).actor_id,
@@ -89,12 +90,12 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
   const completion = fields.status === 'done' ? await completionOf(orgId, task, fields, now) : undefined;
   if (completion) writes.push(...completion.writes);
 
-  const words = taskWords(fields);
-  await addPostings(orgId, id, words, item.version);
+  const terms = taskTerms(fields);
+  await addPostings(orgId, id, terms, item.version);
   try {
     await transact(writes, writeConflicts(product));
   } catch (error) {
-    await removePostings(orgId, id, words).catch(() => undefined);
+    await removePostings(orgId, id, terms).catch(() => undefined);
     if (isConditionFailed(error, 'duplicate')) throw await duplicateError(orgId, fields);
     throw error;
   }

@@ -1,4 +1,5 @@
 import { activityActor, activityWrites } from '#lib/activity/activity-log';
+import { writeMany } from '#lib/db/batch';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requireOrgRole } from '#lib/identity/access';
@@ -6,7 +7,7 @@ import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
 import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
-import { removePostings, taskWords } from '#lib/tasks/search-index';
+import { legacyPostingKeys, removePostings, taskTerms, taskWords } from '#lib/tasks/search-index';
 import { titleGuard, WRITE_ATTEMPTS } from '#lib/tasks/task-changes';
 import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
 import { taskMetricWrites } from '#lib/tasks/task-metrics';
@@ -58,11 +59,17 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
       if (attempt < WRITE_ATTEMPTS) continue;
       throw new ConflictError('The task kept changing while it was being deleted');
     }
-    await removePostings(orgId, id, taskWords(item)).catch((error: Error) =>
+    await removeAllPostings(orgId, item).catch((error: Error) =>
       logger.warn('removing search postings failed', { orgId, taskId: id, error }),
     );
     return { id };
   }
+}
+
+/** A deleted task's postings: its terms, and its whole words when it was written before the term index. */
+async function removeAllPostings(orgId: string, item: TaskItem): Promise<void> {
+  await removePostings(orgId, item.id, taskTerms(item));
+  if (!item.terms_indexed) await writeMany({ deletes: legacyPostingKeys(orgId, item.id, taskWords(item)) });
 }
 
 async function requireTask(orgId: string, id: number): Promise<TaskItem> {

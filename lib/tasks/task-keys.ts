@@ -3,7 +3,7 @@ import { pad, type TableKey, tenantPk } from '#lib/db/keys';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * Where tasks live in the table (search postings: lib/tasks/search-index.ts; reads:
+ * Where tasks live in the table (search postings, in a partition of their own: lib/tasks/search-index.ts; reads:
  * lib/tasks/task-queries.ts; single-task reads and write items: lib/tasks/task-records.ts).
  *
  * | record | pk | sk | notes |
@@ -109,6 +109,11 @@ export interface TaskItem extends TaskFields {
    * counters existed is not, until its next write counts it.
    */
   counted?: boolean;
+  /**
+   * The task's search terms are in the term index (lib/tasks/search-index.ts). A task written before
+   * that index existed is not, until its next write or infra/migrations/task-search-terms.ts indexes it.
+   */
+  terms_indexed?: boolean;
   created_at: string;
   updated_at: string;
   created_by: string;
@@ -139,6 +144,7 @@ export type Task = Omit<
   | 'last_run'
   | 'queued_at'
   | 'counted'
+  | 'terms_indexed'
 > & { product: string | null; last_run: TaskRun | null };
 
 export const toTask = (item: TaskItem): Task => ({

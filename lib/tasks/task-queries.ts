@@ -1,4 +1,3 @@
-import { getMany } from '#lib/db/batch';
 import { tenantPk } from '#lib/db/keys';
 import { type Bounded, countUpTo, type Page, type PageRequest, queryPage, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
@@ -6,22 +5,24 @@ import { NotFoundError, ValidationError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { Principal, RequestContext } from '#lib/kernel/context';
 import { type Blocking, blockingOf, hasOpenDependency } from '#lib/tasks/dependencies';
-import { matchesSearch, searchCandidates, words } from '#lib/tasks/search-index';
+import { matchesSearch, words } from '#lib/tasks/search-index';
 import { assigneeKey, type Task, type TaskItem, taskKeys, toTask } from '#lib/tasks/task-keys';
 import { getTaskItem } from '#lib/tasks/task-records';
+import { searchTasks } from '#lib/tasks/task-search';
 import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
 
 /**
  * The read side of tasks: one task with its blocking, lists with filters, full-text search and `next`.
  * Each list reads only what its filters select, by the cheapest route:
  *
- * - `q`: the search index gives candidate ids (reads grow with the matches, not the organization);
+ * - `q`: the search index, a page at a time (lib/tasks/task-search.ts: reads follow the page, and the
+ *   total may be an estimate, `totalExact` false);
  * - `assignee`: the assignee index, all of the assignee's tasks or one Query per status asked for;
  * - `status`: one Query of the status index per status asked for;
  * - otherwise the task collection itself, newest first.
  *
- * Totals are exact, so a list reads every task that passes its key-level selection; the remaining
- * filters (assignee, priority, product, type) are applied to those.
+ * Without `q`, totals are exact, so a list reads every task that passes its key-level selection; the
+ * remaining filters (assignee, priority, product, type) are applied to those.
  */
 export interface TaskFilter {
   statuses?: TaskStatus[];
@@ -59,16 +60,17 @@ export function searchWords(q: string, path = 'q'): string[] {
   return found;
 }
 
-export async function listTaskItems(orgId: string, filter: TaskFilter, page: PageRequest): Promise<Page<TaskItem>> {
+/** A page of a list; `totalExact` false when `total` is an estimate (a search, lib/tasks/task-search.ts). */
+export type ListPage = Page<TaskItem> & { totalExact?: false };
+
+export async function listTaskItems(orgId: string, filter: TaskFilter, page: PageRequest): Promise<ListPage> {
   const queryWords = filter.q === undefined ? undefined : searchWords(filter.q);
   const keep = keeps(filter, queryWords);
   if (queryWords) {
-    const candidates = await searchCandidates(orgId, queryWords);
-    const items = await getMany<TaskItem>([...candidates].map((id) => taskKeys.byId(orgId, id)));
-    return window(
-      items.filter((item): item is TaskItem => item !== undefined && keep(item)),
-      page,
-    );
+    const { q: _, ...others } = filter;
+    const filtered = Object.values(others).some((value) => value !== undefined);
+    const found = await searchTasks(orgId, { queryWords, matches: keep, filtered }, page);
+    return { items: found.items, total: found.total, ...(found.exact ? {} : { totalExact: false as const }) };
   }
   if (filter.assignee !== undefined) {
     return window((await byAssignee(orgId, filter.assignee, filter.statuses)).filter(keep), page);
@@ -224,7 +226,7 @@ export async function listTasks(
   ctx: RequestContext,
   request: ListRequest,
   page: PageRequest,
-): Promise<Page<Task> & PageRequest> {
+): Promise<Page<Task> & PageRequest & { totalExact?: false }> {
   const principal = requirePrincipal(ctx);
   const { next, ...rest } = request;
   const filter: TaskFilter = { ...rest, assignee: resolveAssignee(principal, rest.assignee, 'assignee') };
@@ -236,8 +238,8 @@ export async function listTasks(
     const item = await nextTaskItem(principal.orgId, filter);
     return { items: item ? [toTask(item)] : [], total: item ? 1 : 0, limit: 1, offset: 0 };
   }
-  const found = await listTaskItems(principal.orgId, filter, page);
-  return { items: found.items.map(toTask), total: found.total, ...page };
+  const { items, ...found } = await listTaskItems(principal.orgId, filter, page);
+  return { ...found, items: items.map(toTask), ...page };
 }
 
 /** GET /tasks/{id} and GET /v1/public/tasks/{id}: the task, and what it blocks and is blocked by. */

@@ -1,4 +1,5 @@
 import { type ActivityEntry, activityActor, activityWrites } from '#lib/activity/activity-log';
+import { writeMany } from '#lib/db/batch';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { ConditionFailedError, ConflictError, isConditionFailed, NotFoundError } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
@@ -6,7 +7,7 @@ import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
 import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
-import { addPostings, postingChange, removePostings, taskWords } from '#lib/tasks/search-index';
+import { addPostings, legacyPostingKeys, removePostings, taskWords, termChange } from '#lib/tasks/search-index';
 import {
   duplicateError,
   resolveProduct,
@@ -147,6 +148,7 @@ async function updateOnce(
     last_run: options.lastRun ?? before.last_run ?? null,
     queued_at: queuedAtAfter(before, status, at),
     counted: true,
+    terms_indexed: true,
     updated_at: at,
   };
 
@@ -182,21 +184,28 @@ async function updateOnce(
   if (completion) writes.push(...completion.writes);
   writes.push(...(options.alsoWrite ?? []));
 
-  const words = postingChange(taskWords(before), taskWords(fields));
-  if (words.added.length > 0) await addPostings(orgId, id, words.added, after.version);
+  const terms = termChange(before, fields);
+  if (terms.added.length > 0) await addPostings(orgId, id, terms.added, after.version);
   try {
     await transact(writes, writeConflicts(product));
   } catch (error) {
     if (isConditionFailed(error, 'duplicate')) throw await duplicateError(orgId, fields);
     throw error;
   }
-  if (words.removed.length > 0) {
-    await removePostings(orgId, id, words.removed, after.version).catch((error: Error) =>
-      logger.warn('removing stale search postings failed', { orgId, taskId: id, error }),
-    );
-  }
+  await removeStalePostings(orgId, before, terms.removed, after.version).catch((error: Error) =>
+    logger.warn('removing stale search postings failed', { orgId, taskId: id, error }),
+  );
   await announceCompletion(ctx, completion);
   return task;
+}
+
+/**
+ * After an update commits: the postings of the terms it removed (those no newer than its version), and
+ * the whole-word postings of a task written before the term index, which its terms now replace.
+ */
+async function removeStalePostings(orgId: string, before: TaskItem, removed: string[], version: number) {
+  if (removed.length > 0) await removePostings(orgId, before.id, removed, version);
+  if (!before.terms_indexed) await writeMany({ deletes: legacyPostingKeys(orgId, before.id, taskWords(before)) });
 }
 
 /**

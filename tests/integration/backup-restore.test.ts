@@ -110,6 +110,8 @@ type Item = Awaited<ReturnType<typeof organizationItems>>[number];
 
 const keyOf = (item: Item) => `${item.pk}|${item.sk}`;
 const isCount = (item: Item) => item.pk.endsWith('#ACTIVITYCOUNT');
+/** Task search postings: derived from the tasks, not in a backup, rebuilt by the restore. */
+const isPosting = (item: Item) => item.pk.endsWith('#TASKTERMS');
 
 /** Count items summed over their shards (`…#<shard>` dropped): what the activity stats read. */
 function countTotals(items: Item[]): Map<string, Record<string, number>> {
@@ -172,6 +174,7 @@ describe('POST /backups/{filename}/restore', () => {
     const { apiKey } = await seed(owner);
     const api = backupsApi();
     const tasksBefore = (await listTasks(owner)).body;
+    const foundBefore = (await listTasks(owner, { q: 'fuel' })).body;
     const balanceBefore = (await call(tokens, 'GET', '/tokens/balance', as(owner))).body.data.balance;
     const before = await organizationItems(owner.orgId);
     const backup = await trigger(api, owner);
@@ -214,10 +217,16 @@ describe('POST /backups/{filename}/restore', () => {
     const own = after.filter((item) => item.action === 'backup.restored' && !isCount(item));
     expect(own).toHaveLength(1);
     const rest = after.filter((item) => !own.includes(item));
-    expect(rest.filter((item) => !isCount(item))).toEqual(before.filter((item) => !isCount(item)));
+    const recorded = (item: Item) => !isCount(item) && !isPosting(item);
+    expect(rest.filter(recorded)).toEqual(before.filter(recorded));
     expect(countTotals(after)).toEqual(withEntries(countTotals(before), own));
+    // The search postings are rebuilt: the same terms of the same tasks.
+    expect(after.filter(isPosting).map(keyOf)).toEqual(before.filter(isPosting).map(keyOf));
+    expect(after.filter(isPosting).length).toBeGreaterThan(0);
     // And the organization works as before: its tasks, its sealed credential, its API key, its balance.
     expect((await listTasks(owner)).body).toEqual(tasksBefore);
+    expect((await listTasks(owner, { q: 'fuel' })).body).toEqual(foundBefore);
+    expect(foundBefore.meta.total).toBe(1);
     const secret = await call(credentials, 'GET', '/credentials/llm.api_key', as(owner));
     expect(secret.body.data.value).toBe('sk-secret');
     expect((await listTasks({ ...owner, token: apiKey })).status).toBe(200);

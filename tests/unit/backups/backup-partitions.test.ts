@@ -44,6 +44,8 @@ describe('the partitions of an organization', () => {
     [{ pk: 'T#org_1#METRICS', sk: 'TOTALS#0' }, 'put'],
     [{ pk: 'APIKEYHASH#abc', sk: 'APIKEYHASH', org_id: 'org_1' }, 'pointer'],
     [{ pk: 'APIKEYHASH#abc', sk: 'APIKEYHASH', org_id: 'org_2' }, undefined],
+    [{ pk: 'T#org_1', sk: 'TASKWORD#fuel#000000000001' }, 'derived'],
+    [{ pk: 'T#org_1#TASKTERMS', sk: 'fuel#000000000001' }, undefined],
     [{ pk: 'T#org_1#BACKUPS', sk: 'STATS' }, undefined],
     [{ pk: 'T#org_1#UNKNOWN', sk: 'X' }, undefined],
     [{ pk: 'T#org_12', sk: 'TASK#000000000001' }, undefined],

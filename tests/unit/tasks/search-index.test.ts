@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { matchesSearch, postingChange, taskWords, words } from '#lib/tasks/search-index';
+import {
+  MAX_TASK_TERMS,
+  matchesSearch,
+  postingChange,
+  searchTerms,
+  taskTerms,
+  taskWords,
+  termChange,
+  words,
+} from '#lib/tasks/search-index';
 
 describe('words', () => {
   it('splits on anything but letters and digits, lower-cases and removes accents', () => {
@@ -55,5 +64,80 @@ describe('postingChange', () => {
 
     // Assess
     expect(change).toEqual({ added: ['signup'], removed: ['login'] });
+  });
+});
+
+describe('taskTerms', () => {
+  it('indexes every prefix of every word, by character, once', () => {
+    // Act
+    const terms = taskTerms({ title: 'Fix it', description: 'fixes 日本' });
+
+    // Assess
+    expect([...terms]).toEqual(['f', 'fi', 'fix', 'i', 'it', 'fixe', 'fixes', '日', '日本']);
+  });
+
+  it('holds every query word that matches the task, so a search by terms misses nothing (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 60 }),
+        fc.string({ maxLength: 120 }),
+        fc.string({ maxLength: 8 }),
+        (title, description, probe) => {
+          const task = { title, description };
+          const terms = taskTerms(task);
+          const prefixes = [...taskWords(task)].flatMap((word) => [word.slice(0, 1), word.slice(0, 3), word]);
+          return [...prefixes, ...words(probe)].every((wanted) => !matchesSearch([wanted], task) || terms.has(wanted));
+        },
+      ),
+    );
+  });
+
+  it('stops at MAX_TASK_TERMS, the title’s terms first', () => {
+    // Prepare: 1,000 eight-letter tokens (hashes, say), of some 6,000 distinct prefixes.
+    let seed = 7;
+    const letter = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return 'abcdefghijklmnopqrstuvwxyz'[seed % 26];
+    };
+    const tokens = Array.from({ length: 1000 }, () => Array.from({ length: 8 }, letter).join(''));
+    const many = tokens.join(' ');
+
+    // Act
+    const terms = taskTerms({ title: 'Quarterly report', description: many });
+
+    // Assess
+    expect(terms.size).toBe(MAX_TASK_TERMS);
+    expect(terms.has('quarterly')).toBe(true);
+    expect(terms.has('report')).toBe(true);
+    expect(terms.has(tokens.at(-1) as string)).toBe(false);
+  });
+});
+
+describe('searchTerms', () => {
+  it('keeps the distinct words no other query word begins with', () => {
+    expect(searchTerms(['de', 'deploy', 'docs', 'deploy'])).toEqual(['deploy', 'docs']);
+    expect(searchTerms(['cafe'])).toEqual(['cafe']);
+  });
+});
+
+describe('termChange', () => {
+  it('adds and removes only the terms that change for an indexed task', () => {
+    // Act
+    const change = termChange({ title: 'Fix bug', terms_indexed: true }, { title: 'Fix bugs' });
+
+    // Assess
+    expect(change).toEqual({ added: ['bugs'], removed: [] });
+  });
+
+  it('adds every term of a task written before the term index, and removes those it lost', () => {
+    // Act
+    const change = termChange({ title: 'Fix it' }, { title: 'Fix' });
+
+    // Assess
+    expect(change).toEqual({ added: ['f', 'fi', 'fix'], removed: ['i', 'it'] });
+  });
+
+  it('removes every term of a task that goes', () => {
+    expect(termChange({ title: 'Go', terms_indexed: true }, undefined)).toEqual({ added: [], removed: ['g', 'go'] });
   });
 });
