@@ -1,10 +1,10 @@
-import { randomBase62, sha256 } from '#lib/crypto/secrets';
+import { sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import { verifyAccessToken } from '#lib/identity/access-tokens';
-import type { ApiKeyLookupItem } from '#lib/identity/api-key-records';
-import { epochSeconds, identityKeys } from '#lib/identity/keys';
+import { type ApiKeyLookupItem, apiKeyUseItem } from '#lib/identity/api-key-records';
+import { identityKeys } from '#lib/identity/keys';
 import type { MembershipItem } from '#lib/identity/memberships';
 import type { OrganizationItem } from '#lib/identity/organizations';
 import {
@@ -17,9 +17,6 @@ import {
 } from '#lib/identity/roles';
 import { toUser, type UserItem } from '#lib/identity/users';
 import type { Authenticator, Credential, CredentialUse, Principal, RequestContext } from '#lib/kernel/context';
-
-/** How long API key usage records are kept. */
-const USAGE_RETENTION_DAYS = 90;
 
 /**
  * The bearer authenticator: turns a credential (an access token, from a header or the session cookie,
@@ -120,18 +117,7 @@ async function fromApiKey(ctx: RequestContext, credential: Credential): Promise<
 async function recordApiKeyUse(ctx: RequestContext, principal: Principal, use: CredentialUse): Promise<void> {
   if (principal.method !== 'api_key' || !principal.keyId) return;
   const now = ctx.ports.clock.now();
-  const at = now.toISOString();
-  await table.put({
-    Item: {
-      ...identityKeys.apiKeyUse(principal.orgId, principal.keyId, at, randomBase62(6)),
-      key_id: principal.keyId,
-      method: use.method,
-      route: use.route,
-      status: use.status,
-      at,
-      expires_at: epochSeconds(now) + USAGE_RETENTION_DAYS * 86_400,
-    },
-  });
+  await table.put({ Item: apiKeyUseItem({ orgId: principal.orgId, keyId: principal.keyId, use, now }) });
 }
 
 const invalid = () => new UnauthorizedError('Invalid or expired credential');
