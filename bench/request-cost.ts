@@ -165,43 +165,43 @@ const endpoints: Endpoint[] = [
   },
   {
     label: 'GET /auth/me (API key)',
-    minimum: '3 / 2: key lookup; rate-limit write ‖ org read; + usage record ‖',
+    minimum: '3 / 2 + usage record: key lookup; org read ‖ rate-limit write ‖ usage record',
     run: get(handlers.auth, '/auth/me', apiKey),
   },
   {
     label: 'GET /tasks/{id} (JWT)',
-    minimum: '2 / 2: credential batch + the task; rate-limit write',
+    minimum: '2 / 2: credential batch with the task; rate-limit write',
     run: get(handlers.tasks, `/tasks/${plain.body.data.id}`),
   },
   {
     label: 'GET /tasks/{id} (API key)',
-    minimum: '3 / 2: key lookup; rate-limit write ‖ org + task batch; + usage record ‖',
+    minimum: '3 / 2 + usage record: key lookup; org and task batch ‖ rate-limit write ‖ usage record',
     run: get(handlers.tasks, `/tasks/${plain.body.data.id}`, apiKey),
   },
   {
     label: 'GET /tasks/{id} with a dependency (JWT)',
-    minimum: '3 / 3: as above; titles and states of the related tasks',
+    minimum: '3 / 2: as above; related tasks’ titles and states ‖ rate-limit write',
     run: get(handlers.tasks, `/tasks/${linked.body.data.id}`),
   },
   {
     label: 'GET /tasks?limit=50 (JWT)',
-    minimum: '3 / 2: credential batch; rate-limit write ‖ one page Query (+ the count item)',
+    minimum: '4 / 2: credential batch; rate-limit write ‖ page Query ‖ count item',
     run: get(handlers.tasks, '/tasks', token, { limit: '50' }),
   },
   {
     label: 'POST /tasks (JWT)',
-    minimum: '4 / 3: credential batch; rate-limit write ‖ id counter; one transaction (+ postings)',
+    minimum: '5 / 5: credential batch; rate-limit write; id counter; postings; one transaction',
     run: () => invoke(handlers.tasks, 'POST', '/tasks', { token, body: { title: `Measured ${Math.random()}` } }),
     runs: 20,
   },
   {
     label: 'GET /agents (JWT)',
-    minimum: '3 / 2: credential batch; rate-limit write ‖ one Query',
+    minimum: '4 / 2: credential batch; rate-limit write ‖ agents Query ‖ automations Query',
     run: get(handlers.agents, '/agents'),
   },
   {
     label: 'POST /agent-pipelines/{id}/execute (JWT)',
-    minimum: '4 / 3: credential batch; rate-limit write ‖ pipeline + balance; one transaction; queue',
+    minimum: '5 / 4: credential batch; rate-limit write ‖ pipeline and balance; id counter; transaction',
     run: () =>
       invoke(handlers.pipelines, 'POST', `/agent-pipelines/${pipeline.body.data.id}/execute`, {
         token,
@@ -211,12 +211,12 @@ const endpoints: Endpoint[] = [
   },
   {
     label: 'POST /tokens/consume (JWT)',
-    minimum: '3 / 3: credential batch; rate-limit write ‖ balance read; one transaction',
+    minimum: '4 / 3: credential batch; rate-limit write ‖ balance and top-up settings; transaction',
     run: () => invoke(handlers.tokens, 'POST', '/tokens/consume', { token, body: { amount: 1, action: 'bench' } }),
   },
   {
     label: 'POST /task-queue/claim (JWT)',
-    minimum: '4 / 3: credential batch; rate-limit write ‖ claimable Query; one claim transaction',
+    minimum: '4 / 3: credential batch; rate-limit write ‖ claimable Query; claim transaction',
     run: () =>
       invoke(handlers.taskQueue, 'POST', '/task-queue/claim', {
         token,
@@ -226,7 +226,7 @@ const endpoints: Endpoint[] = [
   },
   {
     label: 'GET /dashboard/overview (JWT)',
-    minimum: '3 / 2: credential batch; rate-limit write ‖ the counter items (one batch)',
+    minimum: '— / 2: credential batch; rate-limit write ‖ balance, runs, protocols, 7 days of counters',
     run: get(handlers.dashboard, '/dashboard/overview'),
   },
 ];
@@ -248,7 +248,8 @@ for (const endpoint of endpoints) {
     String(cost.scans),
     String(kms),
     endpoint.minimum,
-    time,
+    time.time,
+    time.cpu,
   ]);
 }
 printTable(
@@ -263,6 +264,7 @@ printTable(
     'KMS',
     'minimum (calls / round trips)',
     'ms median (min–max)',
+    'CPU ms',
   ],
   rows,
 );
@@ -280,9 +282,9 @@ for (const target of [100, REQUESTS_WITH_KEY]) {
   growth.push([
     String(made),
     `${cost.calls} calls, ${cost.rcu} / ${cost.wcu}`,
-    await timeOf(withKey),
+    (await timeOf(withKey)).time,
     `${jwt.calls} calls, ${jwt.rcu} / ${jwt.wcu}`,
-    await timeOf(get(handlers.tasks, taskPath)),
+    (await timeOf(get(handlers.tasks, taskPath))).time,
     `${usage.calls} calls, ${usage.rcu} RCU`,
   ]);
 }

@@ -11,7 +11,7 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  * | task | `T#<org>` | `TASK#<id>` | `version` is raised by every write |
  * | … by status | gsi1 `T#<org>#TASKS#<status>` | `<priority>#<id>` | lists by status, `next` |
  * | … by assignee | gsi2 `T#<org>#ASSIGNEE#<assignee>` | `<status>#<priority>#<id>` | an assignee's tasks |
- * | (legacy) dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | moved onto `blocks` (task-blocks migration) |
+ * | (legacy) dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | moved onto `blocks` (migration) |
  * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
  * | queued task | `T#<org>#QUEUE#<assignee>` | `TASK#<queued_at>#<id>` | a todo task, oldest first (task-metrics.ts) |

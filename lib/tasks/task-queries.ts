@@ -1,5 +1,5 @@
 import { getMany } from '#lib/db/batch';
-import { tenantPk } from '#lib/db/keys';
+import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Bounded, countUpTo, type Page, type PageRequest, queryPage, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
@@ -239,6 +239,13 @@ export async function listTasks(
   const found = await listTaskItems(principal.orgId, filter, page);
   return { items: found.items.map(toTask), total: found.total, ...page };
 }
+
+/**
+ * The items `getTask` reads first (the task itself), for a caller that can read them ahead, in the same
+ * round trip as the caller's credential: `getTask` then makes no call of its own for a task without
+ * dependencies.
+ */
+export const taskReads = (orgId: string, id: number): TableKey[] => [taskKeys.byId(orgId, id)];
 
 /** GET /tasks/{id} and GET /v1/public/tasks/{id}: the task, and what it blocks and is blocked by. */
 export async function getTask(ctx: RequestContext, id: number): Promise<Task & { blocking: Blocking }> {
