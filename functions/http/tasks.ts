@@ -5,7 +5,7 @@ import * as routes from '#lib/routes/tasks';
 import { createTask } from '#lib/tasks/task-create';
 import { deleteTask } from '#lib/tasks/task-delete';
 import { toPublicTask } from '#lib/tasks/task-keys';
-import { getTask, listTasks } from '#lib/tasks/task-queries';
+import { getTask, listTasks, taskReads } from '#lib/tasks/task-queries';
 import { toTaskStatus as toStatus } from '#lib/tasks/task-status';
 import { cancelTask, updateTask } from '#lib/tasks/task-update';
 
@@ -44,7 +44,9 @@ export function tasksHandler(options: GroupOptions = {}) {
         return listed(page);
       }),
       route(routes.createTask, async ({ body, ctx }) => await createTask(ctx, operationalChanges(body))),
-      route(routes.getTask, async ({ params, ctx }) => getTask(ctx, params.id)),
+      route(routes.getTask, async ({ params, ctx }) => getTask(ctx, params.id), {
+        reads: ({ params, orgId }) => taskReads(orgId, params.id),
+      }),
       route(routes.updateTask, async ({ params, body, ctx }) => updateTask(ctx, params.id, operationalChanges(body))),
       route(routes.deleteTask, async ({ params, ctx }) => await deleteTask(ctx, params.id)),
 
@@ -68,10 +70,14 @@ export function tasksHandler(options: GroupOptions = {}) {
         { fields: { assignee: 'assigned_to' } },
       ),
       route(routes.createPublicTask, async ({ body, ctx }) => toPublicTask(await createTask(ctx, publicChanges(body)))),
-      route(routes.getPublicTask, async ({ params, ctx }) => {
-        const task = await getTask(ctx, params.id);
-        return { ...toPublicTask(task), blocking: task.blocking };
-      }),
+      route(
+        routes.getPublicTask,
+        async ({ params, ctx }) => {
+          const task = await getTask(ctx, params.id);
+          return { ...toPublicTask(task), blocking: task.blocking };
+        },
+        { reads: ({ params, orgId }) => taskReads(orgId, params.id) },
+      ),
       route(routes.updatePublicTask, async ({ params, body, ctx }) =>
         toPublicTask(await updateTask(ctx, params.id, publicChanges(body))),
       ),

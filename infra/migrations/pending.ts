@@ -1,7 +1,9 @@
 import { moveAllLegacyActivity } from '#lib/activity/activity-migration';
 import type { TableKey } from '#lib/db/keys';
 import { table } from '#lib/db/table';
+import { moveAllLegacyApiKeyUses } from '#lib/identity/api-key-use-migration';
 import { indexAllTasksWithoutTerms } from '#lib/tasks/search-migration';
+import { moveAllLegacyLinks } from '#lib/tasks/task-blocks-migration';
 
 /**
  * The data moves an upgrade may need, which `npm start` runs before it takes requests, so that an
@@ -33,6 +35,20 @@ export const MIGRATIONS: Migration[] = [
       const result = await indexAllTasksWithoutTerms();
       const { indexed, legacyRemoved, organizations } = result;
       return `${indexed} tasks indexed, ${legacyRemoved} whole-word postings deleted (${organizations} organizations)`;
+    },
+  },
+  {
+    id: 'api-key-uses',
+    run: async () => {
+      const { moved, expired, organizations } = await moveAllLegacyApiKeyUses(new Date());
+      return `${moved} API key uses moved, ${expired} past retention deleted (${organizations} organizations)`;
+    },
+  },
+  {
+    id: 'task-blocks',
+    run: async () => {
+      const { moved, dropped, organizations } = await moveAllLegacyLinks();
+      return `${moved} dependent links moved onto their tasks, ${dropped} deleted (${organizations} organizations)`;
     },
   },
 ];

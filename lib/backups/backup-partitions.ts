@@ -20,15 +20,17 @@ import { assigneeKey, taskKeys, UNASSIGNED } from '#lib/tasks/task-keys';
  * Items live in partitions, never only in an index, so an export is a set of paged Queries (no Scan):
  *
  * - `T#<org>`, its records: exported whole; restored but for its identity records, which stay as they
- *   are; an empty organization holds nothing here but identity records and API key uses.
+ *   are; an empty organization holds nothing here but identity records (and API key uses an installation
+ *   wrote here before they had partitions of their own).
  * - `T#<org>#METRICS`, its counters: exported; restored; an empty organization has none.
  * - `T#<org>#TASKTERMS`, the search postings of its tasks (a hundred or more per task): derived from the
  *   tasks, so neither exported nor restored; a restore indexes the tasks it writes (and drops the
  *   whole-word postings, `TASKWORD#…`, that a backup taken before the term index holds).
  * - `T#<org>#QUEUE#<assignee>`, queue entries of todo tasks: exported for every assignee its tasks name,
  *   and `-`; restored; not checked for emptiness (they follow the tasks).
- * - `T#<org>#ACTIVITY#<actor type>` (4) and `T#<org>#LOGS`, append-only entries with unique keys:
- *   exported; restored beside entries written since the loss; not checked.
+ * - `T#<org>#ACTIVITY#<actor type>` (4), `T#<org>#LOGS` and `T#<org>#APIKEYUSE#<key>` (for every key its
+ *   records name), append-only entries with unique keys: exported; restored beside entries written since
+ *   the loss; not checked.
  * - `T#<org>#ACTIVITYCOUNT`, counts of the activity entries: exported; restored by adding to the counts
  *   there; not checked.
  * - `APIKEYHASH#…`, `TEAMINVITETOKEN#…`, `PAYCUSTOMER#…`, the lookups of its API keys, team invites and
@@ -57,6 +59,7 @@ export const PARTITION_SUFFIXES = {
     '#JOBS',
     '#JQ',
     '#FACTORY',
+    '#APIKEYUSE',
   ],
   /** The backups' own records, and derived data a restore rebuilds (task search terms). */
   notExported: ['#BACKUPS', '#TASKTERMS'],
@@ -66,7 +69,7 @@ export const PARTITION_SUFFIXES = {
 
 const IDENTITY_PREFIXES = ['MEMBER#'];
 const IDENTITY_KEYS = ['ORG'];
-/** Records in `T#<org>` that an empty organization may hold: identity, and the usage log of API keys. */
+/** Records in `T#<org>` that an empty organization may hold: identity, and API key uses not yet moved out. */
 const TOLERATED_PREFIXES = ['APIKEYUSE#', ...IDENTITY_PREFIXES].sort();
 
 export const isIdentityRecord = (sk: string): boolean =>
@@ -92,6 +95,7 @@ export const sidePartitions = (orgId: string): string[] => [
 export class Followers {
   readonly queues = new Set<string>([UNASSIGNED]);
   readonly engines = new Set<number>();
+  readonly apiKeys = new Set<string>();
   readonly pointers = new Map<string, TableKey>();
 
   note(item: Item): void {
@@ -100,6 +104,7 @@ export class Followers {
     if (sk.startsWith(engineKeys.prefix) && typeof item.id === 'number') this.engines.add(item.id);
     const add = (key: TableKey) => this.pointers.set(`${key.pk}|${key.sk}`, key);
     if (sk.startsWith('APIKEY#')) {
+      if (typeof item.id === 'string') this.apiKeys.add(item.id);
       for (const hash of [item.key_hash, item.grace_key_hash])
         if (typeof hash === 'string') add(apiKeyKeys.lookup(hash));
     }
@@ -109,11 +114,12 @@ export class Followers {
     }
   }
 
-  /** The task queues of the assignees its tasks name, and the run partitions of its discovery engines. */
+  /** The task queues of the assignees its tasks name, the run partitions of its discovery engines, its keys' uses. */
   partitions(orgId: string): string[] {
     return [
       ...[...this.queues].sort().map((assignee) => taskKeys.queuePk(orgId, assignee)),
       ...[...this.engines].sort((a, b) => a - b).map((id) => runKeys.partition(orgId, id)),
+      ...[...this.apiKeys].sort().map((keyId) => apiKeyKeys.usesPk(orgId, keyId)),
     ];
   }
 }

@@ -1,4 +1,5 @@
 import { recordActivity } from '#lib/activity/activity-log';
+import type { AutoTopupItem } from '#lib/billing/billing-keys';
 import { getAutoTopupItem, putAutoTopupItem } from '#lib/billing/billing-records';
 import { findPackage, TOKEN_PACKAGES, type TokenPackage } from '#lib/billing/catalogue';
 import { knownPackage } from '#lib/billing/checkout';
@@ -62,11 +63,13 @@ export async function topUpIfCrossed(
   ctx: RequestContext,
   orgId: string,
   consumed: ConsumeResult,
+  /** The settings when the caller has read them already (beside the consumption). */
+  settings?: Promise<AutoTopupItem | undefined>,
 ): Promise<TopUpStarted | undefined> {
   const after = consumed.transaction.balance_after;
   if (consumed.duplicate || after === null) return undefined;
   const before = after - consumed.transaction.amount;
-  const config = await getAutoTopupItem(orgId);
+  const config = await (settings ?? getAutoTopupItem(orgId));
   if (!config?.enabled || typeof config.threshold !== 'number' || typeof config.package_slug !== 'string') {
     return undefined;
   }
@@ -103,10 +106,14 @@ export async function consumeWithAutoTopup(
   ctx: RequestContext,
   input: Parameters<typeof consume>[1],
 ): Promise<ConsumeResult & { auto_topup: TopUpStarted | null }> {
+  const orgId = requirePrincipal(ctx).orgId;
+  // Read beside the consumption rather than after it: one round trip less, the same two reads.
+  const settings = getAutoTopupItem(orgId);
+  settings.catch(() => undefined);
   const result = await consume(ctx, input);
   let started: TopUpStarted | undefined;
   try {
-    started = await topUpIfCrossed(ctx, requirePrincipal(ctx).orgId, result);
+    started = await topUpIfCrossed(ctx, orgId, result, settings);
   } catch (error) {
     logger.warn('auto top-up could not be started', { error: error as Error });
   }

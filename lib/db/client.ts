@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#lib/config';
+import { dropReadAhead, writeGate } from '#lib/db/request-scope';
 import { databaseUnavailable, isDatabaseUnavailable } from '#lib/db/unavailable';
 
 /**
@@ -45,6 +46,28 @@ dynamo.middlewareStack.add(
       }
     },
   { step: 'initialize', name: 'databaseUnavailable', priority: 'high' },
+);
+
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+]);
+
+// A request's writes wait until it is admitted (lib/db/request-scope.ts), whatever module sends them.
+dynamo.middlewareStack.add(
+  (next, context) =>
+    async function holdWrites(args) {
+      if (WRITES.has(context.commandName as string)) {
+        const gate = writeGate();
+        if (gate) await gate;
+        dropReadAhead();
+      }
+      return next(args);
+    },
+  { step: 'initialize', name: 'holdWrites' },
 );
 
 export const db = DynamoDBDocumentClient.from(dynamo, {

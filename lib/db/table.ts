@@ -17,6 +17,8 @@ import {
   type UpdateCommandOutput,
 } from '@aws-sdk/lib-dynamodb';
 import { db, TABLE } from '#lib/db/client';
+import type { TableKey } from '#lib/db/keys';
+import { takeReadAhead } from '#lib/db/request-scope';
 import { ConditionFailedError } from '#lib/errors';
 
 export { isConditionFailed } from '#lib/errors';
@@ -52,9 +54,16 @@ async function conditional<T>(reason: string | undefined, send: () => Promise<T>
   }
 }
 
+/** An eventually consistent read of a whole item is answered by the request's read-ahead when it holds the key. */
+function readAhead(input: On<GetCommandInput>): GetCommandOutput | undefined {
+  if (input.ConsistentRead || input.ProjectionExpression || input.AttributesToGet) return undefined;
+  const held = takeReadAhead(input.Key as TableKey);
+  return held ? { Item: held.item, $metadata: {} } : undefined;
+}
+
 export const table = {
-  get: (input: On<GetCommandInput>, options?: Options): Promise<GetCommandOutput> =>
-    db.send(new GetCommand({ ...input, TableName: TABLE }), options),
+  get: async (input: On<GetCommandInput>, options?: Options): Promise<GetCommandOutput> =>
+    readAhead(input) ?? db.send(new GetCommand({ ...input, TableName: TABLE }), options),
   put: ({ reason, ...input }: Conditional<PutCommandInput>, options?: Options): Promise<PutCommandOutput> =>
     conditional(reason, () => db.send(new PutCommand({ ...input, TableName: TABLE }), options)),
   update: ({ reason, ...input }: Conditional<UpdateCommandInput>, options?: Options): Promise<UpdateCommandOutput> =>

@@ -2,7 +2,9 @@ import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { type PortSpec, wirePorts } from '#lib/app/ports';
 import { config, type Tier } from '#lib/config';
+import { withRequestScope } from '#lib/db/request-scope';
 import { locateFields } from '#lib/http/field-locations';
+import { gatedPorts } from '#lib/http/gated-ports';
 import { authenticate } from '#lib/http/middleware/authenticate';
 import { cors } from '#lib/http/middleware/cors';
 import { errorEnvelope } from '#lib/http/middleware/error-envelope';
@@ -18,7 +20,7 @@ import type { BodyOf, ParamsOf, QueryOf, RouteDef } from '#lib/http/route';
 import { Router } from '#lib/http/router';
 import type { HttpContext, HttpEvent, HttpRequest, HttpResponse } from '#lib/http/types';
 import { bearerAuthenticator } from '#lib/identity/authenticator';
-import type { Authenticator, Principal, RequestContext } from '#lib/kernel/context';
+import type { Authenticator, ItemKey, Principal, RequestContext } from '#lib/kernel/context';
 import { requestContext } from '#lib/kernel/context';
 
 export interface RouteInput<D extends RouteDef> {
@@ -36,18 +38,26 @@ export interface RouteInput<D extends RouteDef> {
   ctx: RequestContext;
 }
 
+/** The items a route reads first, named from its path parameters and the caller's organization. */
+export type FirstReads<D extends RouteDef> = (input: { params: ParamsOf<D>; orgId: string }) => ItemKey[];
+
 export interface RouteBinding<D extends RouteDef = RouteDef> {
   def: D;
   handler: (input: RouteInput<D>) => Promise<unknown>;
   /** Domain field names that this route's request spells differently (`assignee` → `assigned_to`). */
   fields?: Record<string, string>;
+  /**
+   * The items the handler reads first, as the domain names them (`taskReads(orgId, id)`): read in the
+   * same round trip as the caller's credential, so that the handler finds them read.
+   */
+  reads?: FirstReads<D>;
 }
 
 /** Binds a registry entry to the function that serves it. */
 export function route<D extends RouteDef>(
   def: D,
   handler: (input: RouteInput<D>) => Promise<unknown>,
-  options: { fields?: Record<string, string> } = {},
+  options: { fields?: Record<string, string>; reads?: FirstReads<D> } = {},
 ): RouteBinding<D> {
   return { def, handler, ...options };
 }
@@ -86,8 +96,22 @@ export function groupHandler(group: string, bindings: RouteBinding[], options: G
   const validateResponses = options.validateResponses ?? config.validateResponses;
   const ctxOf = (request: HttpRequest): RequestContext => {
     const context = request.context as WithCtx;
-    context.ctx ??= requestContext({ ports, traceId: context.traceId, baseUrl: baseUrlOf(request.event) });
+    context.ctx ??= requestContext({
+      // The handler starts before the rate limit has decided: its calls to the outside wait for it.
+      ports: gatedPorts(ports, () => context.admitted),
+      traceId: context.traceId,
+      baseUrl: baseUrlOf(request.event),
+    });
     return context.ctx;
+  };
+  const firstReadsOf = (request: HttpRequest) => {
+    const def = request.context.route;
+    const reads = def && byDef.get(def)?.reads;
+    if (!def || !reads) return undefined;
+    // Only well-formed parameters name items; others are answered 400 once the caller is known.
+    const params = def.params ? def.params.safeParse(request.context.pathParams) : { success: true, data: undefined };
+    if (!params.success) return undefined;
+    return (orgId: string) => reads({ params: params.data as never, orgId });
   };
 
   const serve = async (event: HttpEvent, context: HttpContext): Promise<HttpResponse> => {
@@ -96,7 +120,7 @@ export function groupHandler(group: string, bindings: RouteBinding[], options: G
     const binding = byDef.get(def) as RouteBinding;
     const input = context.input ?? { params: undefined, query: undefined, body: undefined };
     const ctx = ctxOf({ event, context } as HttpRequest);
-    const result = await binding
+    const answered = binding
       .handler({
         params: input.params,
         query: input.query,
@@ -113,11 +137,24 @@ export function groupHandler(group: string, bindings: RouteBinding[], options: G
         locateFields(error, def, binding.fields);
         throw error;
       });
+    // No answer before the rate limit has decided: refused, the request answers 429 whatever the
+    // handler made of it (it wrote nothing: its writes wait for the same decision).
+    answered.catch(() => undefined);
+    await context.admitted;
+    const result = await answered;
     const response = toResponse(result, def, input.query, validateResponses);
     if (event.requestContext?.http?.method?.toUpperCase() === 'HEAD') response.body = '';
     return response;
   };
 
+  const limiter = rateLimit({
+    clock: { now: () => ports.clock.now() },
+    anonymousTier: options.rateLimits?.anonymousTier ?? config.anonymousTier,
+    overrideTier:
+      options.rateLimits?.overrideTier === null
+        ? undefined
+        : (options.rateLimits?.overrideTier ?? config.rateLimitTier),
+  });
   const handler = middy<HttpEvent, HttpResponse, Error, HttpContext>(serve)
     .use(normalizeHeaders())
     .use(traceId())
@@ -132,21 +169,16 @@ export function groupHandler(group: string, bindings: RouteBinding[], options: G
       authenticate(options.authenticator ?? bearerAuthenticator, {
         allowedOrigins: options.allowedOrigins ?? config.allowedOrigins,
         ctx: ctxOf,
+        alsoRead: firstReadsOf,
+        admit: (request, orgId) => limiter.countFor(request, orgId),
       }),
     )
-    .use(
-      rateLimit({
-        clock: { now: () => ports.clock.now() },
-        anonymousTier: options.rateLimits?.anonymousTier ?? config.anonymousTier,
-        overrideTier:
-          options.rateLimits?.overrideTier === null
-            ? undefined
-            : (options.rateLimits?.overrideTier ?? config.rateLimitTier),
-      }),
-    )
+    .use(limiter)
     .use(validateRequest());
+  // Each request in a scope of its own: its writes wait for its admission, its reads ahead are its own.
+  const scoped = (event: HttpEvent, context: Context) => withRequestScope(() => handler(event, context as never));
   // Lambda hands over a plain Context; the middleware stack fills in the HttpContext fields.
-  return Object.assign(handler, {
+  return Object.assign(scoped, {
     routes: bindings.map((binding) => binding.def),
   }) as unknown as GroupHandler;
 }

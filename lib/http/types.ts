@@ -2,7 +2,7 @@ import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { HttpMethod, RouteDef } from '#lib/http/route';
 import type { Principal } from '#lib/kernel/context';
-import type { RateState } from '#lib/rate-limit/limiter';
+import type { RateState, Tally } from '#lib/rate-limit/limiter';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResponse = APIGatewayProxyStructuredResultV2 & {
@@ -20,6 +20,10 @@ export interface HttpContext extends Context {
   input?: { params: unknown; query: unknown; body: unknown };
   principal?: Principal;
   rateLimit?: RateState;
+  /** The count of this request, once sent (undefined inside: the counter could not be written). */
+  tally?: Promise<Tally | undefined>;
+  /** Settles once the rate limit has decided; rejects with the 429 when it refused the request. */
+  admitted?: Promise<void>;
   /** The counter could not be written; the request went unlimited. */
   rateLimitSkipped?: boolean;
 }

@@ -1,3 +1,4 @@
+import { randomBase62 } from '#lib/crypto/secrets';
 import { itemIsNew } from '#lib/db/conditions';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Page, queryPage } from '#lib/db/paging';
@@ -18,7 +19,12 @@ const KEY_PREFIX = 'APIKEY#';
  * |---|---|---|---|
  * | API key | `T#<org>` | `APIKEY#<id>` | `version`: every write is conditional on the one read |
  * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | one per live secret; TTL while in a rotation grace |
- * | API key use | `T#<org>` | `APIKEYUSE#<id>#<time>#<rand>` | TTL; appended by the authenticator |
+ * | API key use | `T#<org>#APIKEYUSE#<id>` | `<time>#<rand>` | TTL; appended by the authenticator |
+ *
+ * A key's uses grow with every request made with it, so they live in a partition of their own, one per
+ * key, which only the key's usage list reads: no Query of the organization's records reads past them.
+ * (Installations from before kept them in `T#<org>` under `APIKEYUSE#<id>#…`; infra/migrations/
+ * api-key-uses.ts moves them.)
  *
  * Reasons an API key write is refused with: `key-changed` (its version moved since it was read) and
  * `key-exists` (a new id or hash is in use).
@@ -26,16 +32,17 @@ const KEY_PREFIX = 'APIKEY#';
 export const apiKeyKeys = {
   byId: (orgId: string, keyId: string): TableKey => ({ pk: tenantPk(orgId), sk: `${KEY_PREFIX}${keyId}` }),
   lookup: (keyHash: string): TableKey => ({ pk: `APIKEYHASH#${keyHash}`, sk: 'APIKEYHASH' }),
+  usesPk: (orgId: string, keyId: string): string => `${tenantPk(orgId)}#APIKEYUSE#${keyId}`,
   use: (orgId: string, keyId: string, at: string, nonce: string): TableKey => ({
-    pk: tenantPk(orgId),
-    sk: `${usesPrefix(keyId)}${at}#${nonce}`,
+    pk: apiKeyKeys.usesPk(orgId, keyId),
+    sk: `${at}#${nonce}`,
   }),
+  /** Where uses were kept before they had partitions of their own: `T#<org>`, under this prefix. */
+  legacyUsesPrefix: 'APIKEYUSE#',
 };
 
-/** The sort key prefix of one key's uses. */
-function usesPrefix(keyId: string): string {
-  return `APIKEYUSE#${keyId}#`;
-}
+/** How long API key usage records are kept. */
+export const USAGE_RETENTION_DAYS = 90;
 
 /** An API key as stored. `key_hash` and `grace_key_hash` never leave the identity area. */
 export interface ApiKeyItem {
@@ -178,11 +185,10 @@ export async function listUsesOfApiKey(input: {
 }): Promise<Page<ApiKeyUse>> {
   return queryPage<ApiKeyUse>(
     {
-      KeyConditionExpression: inRange,
+      KeyConditionExpression: 'pk = :pk',
       FilterExpression: 'expires_at > :now',
       ExpressionAttributeValues: {
-        ':pk': tenantPk(input.orgId),
-        ':sk': usesPrefix(input.keyId),
+        ':pk': apiKeyKeys.usesPk(input.orgId, input.keyId),
         ':now': epochSeconds(input.now),
       },
       ProjectionExpression: '#method, #route, #status, #at',
@@ -191,6 +197,23 @@ export async function listUsesOfApiKey(input: {
     },
     { limit: input.limit, offset: input.offset },
   );
+}
+
+/** One use of a key, as the authenticator appends it: kept for the retention period, then removed by TTL. */
+export function apiKeyUseItem(input: {
+  orgId: string;
+  keyId: string;
+  use: Pick<ApiKeyUse, 'method' | 'route' | 'status'>;
+  now: Date;
+}): ApiKeyUseItem {
+  const at = input.now.toISOString();
+  return {
+    ...apiKeyKeys.use(input.orgId, input.keyId, at, randomBase62(6)),
+    key_id: input.keyId,
+    ...input.use,
+    at,
+    expires_at: epochSeconds(input.now) + USAGE_RETENTION_DAYS * 86_400,
+  };
 }
 
 function lookupItem(record: ApiKeyItem, keyHash: string, graceUntil?: string): ApiKeyLookupItem {

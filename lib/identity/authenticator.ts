@@ -1,10 +1,11 @@
-import { randomBase62, sha256 } from '#lib/crypto/secrets';
+import { sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
+import { keepReadAhead, ungated } from '#lib/db/request-scope';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import { verifyAccessToken } from '#lib/identity/access-tokens';
-import type { ApiKeyLookupItem } from '#lib/identity/api-key-records';
-import { epochSeconds, identityKeys } from '#lib/identity/keys';
+import { type ApiKeyLookupItem, type ApiKeyUseItem, apiKeyUseItem } from '#lib/identity/api-key-records';
+import { identityKeys } from '#lib/identity/keys';
 import type { MembershipItem } from '#lib/identity/memberships';
 import type { OrganizationItem } from '#lib/identity/organizations';
 import {
@@ -16,50 +17,69 @@ import {
   lesser,
 } from '#lib/identity/roles';
 import { toUser, type UserItem } from '#lib/identity/users';
-import type { Authenticator, Credential, CredentialUse, Principal, RequestContext } from '#lib/kernel/context';
-
-/** How long API key usage records are kept. */
-const USAGE_RETENTION_DAYS = 90;
+import type {
+  AuthenticateOptions,
+  Authenticator,
+  Credential,
+  CredentialUse,
+  Principal,
+  RequestContext,
+} from '#lib/kernel/context';
+import { logger } from '#lib/logger';
 
 /**
  * The bearer authenticator: turns a credential (an access token, from a header or the session cookie,
  * or an API key) into a principal. One message for every failure, so a caller learns nothing about why.
+ * No cache: every request reads what revokes its credential, so a revocation holds from its commit.
  *
  * - Access token: one BatchGetItem reads the revocation markers (of the token and of its login), the
- *   user, the membership and the organization; the token dies with its login's logout or a replayed
- *   refresh token, with "all devices" (token version), with the user, and with the membership.
+ *   user, the membership and the organization, and the items the route reads first (`alsoRead`); the
+ *   token dies with its login's logout or a replayed refresh token, with "all devices" (token
+ *   version), with the user, and with the membership. One round trip.
  * - API key: looked up by its SHA-256; inactive, revoked, expired or past its rotation grace is 401.
- *   Its use is appended to the key's usage log once the response is known.
+ *   The lookup names the organization, so the second round trip reads the organization together with
+ *   the route's first items (one BatchGetItem), while the rate-limit count (`admitted`) and the key's
+ *   usage record go out beside it. The record is written with the status the route answers on success
+ *   and corrected once the answer is known, if it is another (`completed`): recorded before the answer
+ *   leaves, never lost to a function that stops after answering, and off the answer's path when the
+ *   request succeeds.
  */
 export const bearerAuthenticator: Authenticator = {
-  authenticate: (ctx, credential) =>
-    credential.kind === 'api_key' ? fromApiKey(ctx, credential) : fromAccessToken(ctx, credential),
-  completed: recordApiKeyUse,
+  authenticate: (ctx, credential, options = {}) =>
+    credential.kind === 'api_key' ? fromApiKey(ctx, credential, options) : fromAccessToken(ctx, credential, options),
+  completed: completeApiKeyUse,
 };
 
-/** Throws 403 unless the principal may do what a route needs (`read`, `write` or `admin`). */
-export function assertAllowed(principal: Principal, needed: Capability): void {
-  if (allows(principal.capability, needed)) return;
+/** Throws 403 unless the caller may do what a route needs (`read`, `write` or `admin`). */
+export function assertAllowed(caller: Pick<Principal, 'method' | 'capability'>, needed: Capability): void {
+  if (allows(caller.capability, needed)) return;
   throw new ForbiddenError(
-    principal.method === 'api_key'
+    caller.method === 'api_key'
       ? `This API key lacks the ${needed} scope`
       : `Your role does not allow ${needed} access here`,
   );
 }
 
-async function fromAccessToken(ctx: RequestContext, credential: Credential): Promise<Principal> {
+async function fromAccessToken(
+  ctx: RequestContext,
+  credential: Credential,
+  options: AuthenticateOptions,
+): Promise<Principal> {
   const claims = await verifyAccessToken(ctx.ports.secrets.accessTokenKey, credential.value, ctx.ports.clock.now());
   const requested = credential.organizationId;
   const orgId = requested ?? claims.orgId;
   // The login's family marker too: logout and a replayed refresh token end every access token of that
   // login, also those issued before the last refresh, not only the one presented at logout.
-  const [revoked, user, membership, org, family] = await getMany([
+  const own = [
     identityKeys.revokedToken(claims.jti),
     identityKeys.user(claims.userId),
     identityKeys.membership(orgId, claims.userId),
     identityKeys.organization(orgId),
     ...(claims.sessionId ? [identityKeys.refreshFamily(claims.sessionId)] : []),
-  ]);
+  ];
+  const ahead = options.alsoRead?.(orgId) ?? [];
+  const read = await getMany([...own, ...ahead]);
+  const [revoked, user, membership, org, family] = read;
   const userItem = user as UserItem | undefined;
   const sessionEnded = Boolean((family as { revoked?: boolean } | undefined)?.revoked);
   if (revoked || sessionEnded || !userItem || (userItem.token_version ?? 0) !== claims.tokenVersion) throw invalid();
@@ -70,7 +90,7 @@ async function fromAccessToken(ctx: RequestContext, credential: Credential): Pro
     throw invalid();
   }
   const isInstanceAdmin = userItem.role === 'admin';
-  return {
+  const principal: Principal = {
     method: credential.kind === 'cookie' ? 'cookie' : 'jwt',
     orgId,
     capability: isInstanceAdmin
@@ -88,9 +108,17 @@ async function fromAccessToken(ctx: RequestContext, credential: Credential): Pro
     user: toUser(userItem),
     organization: { id: orgItem.id, name: orgItem.name, slug: orgItem.slug, tier: orgItem.tier },
   };
+  options.admitted?.(principal);
+  // Only now that the caller is proven a member of `orgId` does the request get what was read there.
+  keepReadAhead(ahead, read.slice(own.length));
+  return principal;
 }
 
-async function fromApiKey(ctx: RequestContext, credential: Credential): Promise<Principal> {
+async function fromApiKey(
+  ctx: RequestContext,
+  credential: Credential,
+  options: AuthenticateOptions,
+): Promise<Principal> {
   const lookup = await table.get({ Key: identityKeys.apiKeyHash(sha256(credential.value)) });
   const item = lookup.Item as ApiKeyLookupItem | undefined;
   const now = ctx.ports.clock.now();
@@ -101,14 +129,24 @@ async function fromApiKey(ctx: RequestContext, credential: Credential): Promise<
   if (requested !== undefined && requested !== item.org_id) {
     throw new ForbiddenError('This API key belongs to another organization');
   }
-  const org = await table.get({ Key: identityKeys.organization(item.org_id) });
-  const orgItem = org.Item as OrganizationItem | undefined;
-  if (!orgItem || orgItem.deleted_at) throw invalid();
   const capability = capabilityOfScopes(item.scopes);
   if (!capability) throw new ForbiddenError('This API key has no scopes');
+  const orgId = item.org_id;
+  options.admitted?.({ method: 'api_key', orgId, capability });
+  const use = options.use ? startApiKeyUse(ctx, { orgId, keyId: item.key_id, use: options.use, now }) : undefined;
+  const ahead = options.alsoRead?.(orgId) ?? [];
+  const read = await getMany([identityKeys.organization(orgId), ...ahead]);
+  const orgItem = read[0] as OrganizationItem | undefined;
+  if (!orgItem || orgItem.deleted_at) {
+    // The key died with its organization: the request is no use of it.
+    const written = await use;
+    if (written) await ungated(() => table.delete({ Key: { pk: written.pk, sk: written.sk } }));
+    throw invalid();
+  }
+  keepReadAhead(ahead, read.slice(1));
   return {
     method: 'api_key',
-    orgId: item.org_id,
+    orgId,
     capability,
     isInstanceAdmin: false,
     scopes: item.scopes,
@@ -117,20 +155,49 @@ async function fromApiKey(ctx: RequestContext, credential: Credential): Promise<
   };
 }
 
-async function recordApiKeyUse(ctx: RequestContext, principal: Principal, use: CredentialUse): Promise<void> {
-  if (principal.method !== 'api_key' || !principal.keyId) return;
-  const now = ctx.ports.clock.now();
-  const at = now.toISOString();
-  await table.put({
-    Item: {
-      ...identityKeys.apiKeyUse(principal.orgId, principal.keyId, at, randomBase62(6)),
-      key_id: principal.keyId,
-      method: use.method,
-      route: use.route,
-      status: use.status,
-      at,
-      expires_at: epochSeconds(now) + USAGE_RETENTION_DAYS * 86_400,
+/** Usage records being written, by request, until the request's answer completes them. */
+const pendingUses = new WeakMap<RequestContext, Promise<ApiKeyUseItem | undefined>>();
+
+/** Writes the usage record with the status of success, beside the request's other calls. */
+function startApiKeyUse(
+  ctx: RequestContext,
+  input: { orgId: string; keyId: string; use: CredentialUse; now: Date },
+): Promise<ApiKeyUseItem | undefined> {
+  const record = apiKeyUseItem(input);
+  // Bookkeeping of the admission: written whether or not the request is admitted, never held by its gate.
+  const written = ungated(() => table.put({ Item: record })).then(
+    () => record,
+    (error: unknown) => {
+      logger.warn('recording an API key use failed; writing it once answered', { error: error as Error });
+      return undefined;
     },
+  );
+  pendingUses.set(ctx, written);
+  return written;
+}
+
+/**
+ * Once the answer is known: the record's status corrected if the answer is not the one written (a 429,
+ * a 404), or the whole record written if writing it failed. Bookkeeping: a refused request's too.
+ */
+async function completeApiKeyUse(ctx: RequestContext, principal: Principal, use: CredentialUse): Promise<void> {
+  const { keyId } = principal;
+  if (principal.method !== 'api_key' || !keyId) return;
+  const written = await pendingUses.get(ctx);
+  pendingUses.delete(ctx);
+  if (written?.status === use.status) return;
+  await ungated(async () => {
+    if (written) {
+      await table.update({
+        Key: { pk: written.pk, sk: written.sk },
+        UpdateExpression: 'SET #status = :status',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':status': use.status },
+      });
+      return;
+    }
+    const now = ctx.ports.clock.now();
+    await table.put({ Item: apiKeyUseItem({ orgId: principal.orgId, keyId, use, now }) });
   });
 }
 

@@ -25,7 +25,8 @@ export { epochSeconds } from '#lib/identity/ttl';
  * | invite token | `INVITETOKEN#<sha256>` | `INVITETOKEN` | invite-records |
  * | team, member, invite | `T#<org>` | `TEAM#…`, `TEAMMEMBER#…`, `TEAMINVITE#…` | team-records |
  * | team invite guard, token | `T#<org>`, `TEAMINVITETOKEN#<sha256>` | `TEAMINVITEACTIVE#…` | team-records |
- * | API key, key use | `T#<org>` | `APIKEY#<id>`, `APIKEYUSE#<id>#<time>#<rand>` | api-key-records |
+ * | API key | `T#<org>` | `APIKEY#<id>` | api-key-records |
+ * | API key use | `T#<org>#APIKEYUSE#<id>` | `<time>#<rand>` | api-key-records |
  * | API key lookup | `APIKEYHASH#<sha256>` | `APIKEYHASH` | api-key-records |
  * | refresh token, family | `REFRESH#<sha256>`, `RFAMILY#<id>` | `REFRESH`, `RFAMILY` | session-records |
  * | revoked access token | `REVOKED#<jti>` | `REVOKED` | session-records |

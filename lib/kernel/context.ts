@@ -67,10 +67,41 @@ export interface CredentialUse {
   status: number;
 }
 
+/** A table item's key, as routes name what they read first. */
+export interface ItemKey {
+  pk: string;
+  sk: string;
+}
+
+/** What authentication knows of a caller once the credential is proven, before the rest is read. */
+export type Caller = Pick<Principal, 'method' | 'orgId' | 'capability'>;
+
+/** What the request around authentication asks of it, so that the request needs fewer round trips. */
+export interface AuthenticateOptions {
+  /**
+   * The items the route reads first, named once the caller's organization is known: read in
+   * authentication's own last round trip and kept for the request (lib/db/request-scope.ts), only once
+   * the caller is proven to act in that organization.
+   */
+  alsoRead?: (orgId: string) => ItemKey[];
+  /**
+   * Called as soon as the credential is proven and its organization known, before authentication's
+   * last read for it: may throw to refuse the request (a permission the route needs), and starts what
+   * admitting it needs (the rate-limit count) beside that read.
+   */
+  admitted?: (caller: Caller) => void;
+  /**
+   * The request as an API key's usage record names it, with the status the route answers on success:
+   * the record is written beside authentication's last read, and `completed` corrects its status when
+   * the answer is another.
+   */
+  use?: CredentialUse;
+}
+
 /** Turns a credential into a principal, or throws UnauthorizedError / ForbiddenError. */
 export interface Authenticator {
-  authenticate(ctx: RequestContext, credential: Credential): Promise<Principal>;
-  /** Called once the response is known, e.g. to append an API key's usage record. */
+  authenticate(ctx: RequestContext, credential: Credential, options?: AuthenticateOptions): Promise<Principal>;
+  /** Called once the response is known, e.g. to complete an API key's usage record. */
   completed?(ctx: RequestContext, principal: Principal, use: CredentialUse): Promise<void>;
 }
 

@@ -1,9 +1,9 @@
 import { table } from '#lib/db/table';
 
 /**
- * Fixed minute and hour windows counted in ONE DynamoDB item per caller and hour: a single
- * UpdateItem adds one to the hour's count and to the current minute's attribute and returns both, so
- * rate limiting costs one write per request. The item expires (TTL) an hour after its hour ends.
+ * Fixed minute and hour windows counted in ONE DynamoDB item per caller and hour, in a partition of its
+ * own: a single UpdateItem adds one to the hour's count and to the current minute's attribute and returns
+ * both, so rate limiting costs one write per request. The item expires (TTL) an hour after its hour ends.
  */
 export interface WindowState {
   limit: number;
@@ -35,10 +35,23 @@ export const rateKey = (caller: string, hourStart: number) => ({
   sk: 'RATE',
 });
 
-export async function countRequest(caller: string, limits: Limits, now: Date, bucket?: Bucket): Promise<RateState> {
+/** What one count answered: the caller's requests in the windows `now` falls in, this one included. */
+export interface Tally {
+  /** Epoch seconds of the count. */
+  seconds: number;
+  minute: number;
+  hour: number;
+  bucket?: { name: string; count: number };
+}
+
+/**
+ * Counts one request of `caller`: one UpdateItem that adds one to the hour's count, the minute's and, on
+ * a route with a bucket of its own, the bucket's, and answers all of them. It needs no limits, so it can
+ * be sent as soon as the caller is known; `stateOf` applies the limits once they are.
+ */
+export async function countRequest(caller: string, now: Date, bucket?: Bucket): Promise<Tally> {
   const seconds = Math.floor(now.getTime() / 1000);
   const hourStart = seconds - (seconds % 3600);
-  const minuteStart = seconds - (seconds % 60);
   const minuteOfHour = Math.floor((seconds - hourStart) / 60);
   const result = await table.update({
     Key: rateKey(caller, hourStart),
@@ -52,21 +65,24 @@ export async function countRequest(caller: string, limits: Limits, now: Date, bu
   });
   const attributes = result.Attributes ?? {};
   return {
-    minute: {
-      limit: limits.per_minute,
-      count: Number(attributes[`m${minuteOfHour}`] ?? 1),
-      reset: minuteStart + 60,
-    },
-    hour: { limit: limits.per_hour, count: Number(attributes.hour_count ?? 1), reset: hourStart + 3600 },
+    seconds,
+    minute: Number(attributes[`m${minuteOfHour}`] ?? 1),
+    hour: Number(attributes.hour_count ?? 1),
     ...(bucket
-      ? {
-          bucket: {
-            name: bucket.name,
-            limit: bucket.perMinute,
-            count: Number(attributes[`${bucket.name}_m${minuteOfHour}`] ?? 1),
-            reset: minuteStart + 60,
-          },
-        }
+      ? { bucket: { name: bucket.name, count: Number(attributes[`${bucket.name}_m${minuteOfHour}`] ?? 1) } }
+      : {}),
+  };
+}
+
+/** The windows a count falls in, against the caller's limits (and the route's bucket, if it has one). */
+export function stateOf(tally: Tally, limits: Limits, bucket?: Bucket): RateState {
+  const hourStart = tally.seconds - (tally.seconds % 3600);
+  const minuteStart = tally.seconds - (tally.seconds % 60);
+  return {
+    minute: { limit: limits.per_minute, count: tally.minute, reset: minuteStart + 60 },
+    hour: { limit: limits.per_hour, count: tally.hour, reset: hourStart + 3600 },
+    ...(bucket && tally.bucket
+      ? { bucket: { name: bucket.name, limit: bucket.perMinute, count: tally.bucket.count, reset: minuteStart + 60 } }
       : {}),
   };
 }

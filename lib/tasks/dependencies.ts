@@ -1,14 +1,14 @@
 import { getMany } from '#lib/db/batch';
-import { tenantPk } from '#lib/db/keys';
-import { table } from '#lib/db/table';
+import { itemExists } from '#lib/db/conditions';
 import type { TransactItem } from '#lib/db/transactions';
 import { ValidationError } from '#lib/errors';
 import { type TaskItem, taskKeys, versionIs } from '#lib/tasks/task-keys';
 import { isOpen, type TaskStatus } from '#lib/tasks/task-status';
 
 /**
- * Task dependencies: `depends_on` on the task, and a reverse link per dependency so that the tasks a
- * task blocks are one Query away. Cycles are refused when written.
+ * Task dependencies: `depends_on` on the task, and on each task it depends on the reverse, `blocks` (a
+ * number set of the tasks that depend on it), kept in the same transaction that changes `depends_on`,
+ * so that GET /tasks/{id} reads both sides from the task item itself. Cycles are refused when written.
  */
 
 /**
@@ -37,11 +37,7 @@ const dependencyError = (message: string) => new ValidationError(message, [{ pat
  * transaction items that keep the answer true until commit: a version check on each walked task
  * (refused with reason `dependency-changed`).
  */
-export async function checkDependencies(
-  orgId: string,
-  id: number | undefined,
-  dependsOn: number[],
-): Promise<TransactItem[]> {
+export async function checkDependencies(orgId: string, id: number | undefined, dependsOn: number[]): Promise<Guard[]> {
   if (id !== undefined && dependsOn.includes(id)) throw dependencyError(`Task ${id} cannot depend on itself`);
   const direct = await readTasks(orgId, dependsOn);
   const missing = dependsOn.filter((dependency) => !direct.has(dependency));
@@ -66,53 +62,95 @@ export async function checkDependencies(
       frontier = [...level.values()];
     }
   }
-  return [...walked.values()].slice(0, GUARDED_NODES).map((node) => unchanged(orgId, node));
+  return [...walked.values()].slice(0, GUARDED_NODES).map((node) => ({ id: node.id, version: node.version }));
 }
 
-/** Refused with reason `dependency-changed` when a walked task changed before the commit. */
-const unchanged = (orgId: string, node: Node): TransactItem => ({
-  ConditionCheck: {
-    Key: taskKeys.byId(orgId, node.id),
-    ConditionExpression: versionIs,
-    ExpressionAttributeValues: { ':version': node.version },
-  },
-  reason: 'dependency-changed',
-});
-
-/** The reverse links to add and remove when task `id`'s dependencies change. */
-export function dependentLinks(orgId: string, id: number, before: number[], after: number[]): TransactItem[] {
-  const added = after.filter((dependency) => !before.includes(dependency));
-  const removed = before.filter((dependency) => !after.includes(dependency));
-  return [
-    ...added.map(
-      (dependency): TransactItem => ({
-        Put: { Item: { ...taskKeys.dependent(orgId, dependency, id), task_id: id } },
-      }),
-    ),
-    ...removed.map(
-      (dependency): TransactItem => ({
-        Delete: { Key: taskKeys.dependent(orgId, dependency, id) },
-      }),
-    ),
-  ];
+/** A task a dependency check walked, and the version it read: the commit is refused if it moved. */
+export interface Guard {
+  id: number;
+  version: number;
 }
 
-/** The ids of the tasks that depend on task `id`. */
-export async function dependentsOf(orgId: string, id: number): Promise<number[]> {
-  const ids: number[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await table.query({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': tenantPk(orgId), ':prefix': taskKeys.dependentsPrefix(id) },
-      ProjectionExpression: 'task_id',
-      ExclusiveStartKey: startKey,
+/**
+ * The tasks among `removed` (dependencies task `id` gives up) that still exist, with the versions read:
+ * each leaves `blocks` by a write conditional on that version. Read beside the dependency check, in the
+ * same round trip.
+ */
+export async function readRemoved(orgId: string, removed: number[]): Promise<Guard[]> {
+  const found = await readTasks(orgId, removed);
+  return [...found.values()].map((node) => ({ id: node.id, version: node.version }));
+}
+
+/**
+ * The writes that keep the dependency graph true when task `id`'s `depends_on` goes from `before` to
+ * `after`: `id` joins the `blocks` of each task it now depends on (each walked by the dependency check,
+ * `guards`) and leaves those of the tasks it no longer does that still exist (`removed`, as read by
+ * `readRemoved`); every other walked task is checked unchanged. Each changed task's `version` goes up,
+ * so a writer that read it before puts it back only after reading it again, never with an old
+ * `blocks`. A walked task that changed refuses the commit with reason `dependency-changed`; a given-up
+ * one with `stale` (the caller reads again).
+ */
+export function dependencyWrites(input: {
+  orgId: string;
+  id: number;
+  before: number[];
+  after: number[];
+  guards?: Guard[];
+  removed?: Guard[];
+}): TransactItem[] {
+  const { orgId, id, before, after } = input;
+  const guarded = new Map((input.guards ?? []).map((guard) => [guard.id, guard.version]));
+  const writes: TransactItem[] = [];
+  for (const dependency of after.filter((task) => !before.includes(task))) {
+    writes.push(blocksChange({ orgId, id: dependency, dependent: id, add: true, version: guarded.get(dependency) }));
+    guarded.delete(dependency);
+  }
+  for (const { id: dependency, version } of input.removed ?? []) {
+    if (after.includes(dependency) || !before.includes(dependency)) continue;
+    writes.push(blocksChange({ orgId, id: dependency, dependent: id, add: false, version }));
+  }
+  for (const [dependency, version] of guarded) {
+    writes.push({
+      ConditionCheck: {
+        Key: taskKeys.byId(orgId, dependency),
+        ConditionExpression: versionIs,
+        ExpressionAttributeValues: { ':version': version },
+      },
+      reason: 'dependency-changed',
     });
-    for (const item of result.Items ?? []) ids.push(Number(item.task_id));
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
-  return ids.sort((a, b) => a - b);
+  }
+  return writes;
 }
+
+/**
+ * Adds `dependent` to task `id`'s `blocks` or takes it out, raising the task's version, on condition
+ * that the task is still the version read (without one, that it exists).
+ */
+export function blocksChange(input: {
+  orgId: string;
+  id: number;
+  dependent: number;
+  add: boolean;
+  version: number | undefined;
+}): TransactItem {
+  const { version } = input;
+  return {
+    Update: {
+      Key: taskKeys.byId(input.orgId, input.id),
+      UpdateExpression: `${input.add ? 'ADD' : 'DELETE'} blocks :dependent SET version = version + :one`,
+      ConditionExpression: version === undefined ? itemExists : versionIs,
+      ExpressionAttributeValues: {
+        ':dependent': new Set([input.dependent]),
+        ':one': 1,
+        ...(version === undefined ? {} : { ':version': version }),
+      },
+    },
+    reason: input.add ? 'dependency-changed' : 'stale',
+  };
+}
+
+/** The tasks that depend on this one (its `blocks`), in id order. */
+export const blocksOf = (task: Pick<TaskItem, 'blocks'>): number[] => [...(task.blocks ?? [])].sort((a, b) => a - b);
 
 export interface TaskRef {
   id: number;
@@ -126,10 +164,13 @@ export interface Blocking {
   is_blocked: boolean;
 }
 
-/** `blocking` for GET /tasks/{id}: one Query for the dependents, one BatchGetItem for both sides. */
-export async function blockingOf(orgId: string, task: Pick<TaskItem, 'id' | 'depends_on'>): Promise<Blocking> {
+/**
+ * `blocking` for GET /tasks/{id}: both sides are on the task item; the titles and states of the tasks
+ * they name take one BatchGetItem, none when there are none.
+ */
+export async function blockingOf(orgId: string, task: Pick<TaskItem, 'depends_on' | 'blocks'>): Promise<Blocking> {
   const dependsOn = [...(task.depends_on ?? [])].sort((a, b) => a - b);
-  const dependents = await dependentsOf(orgId, task.id);
+  const dependents = blocksOf(task);
   const tasks = await readTasks(orgId, [...dependsOn, ...dependents]);
   const refs = (ids: number[]) =>
     ids.flatMap((id) => {

@@ -6,7 +6,7 @@ import { isConditionFailed } from '#lib/errors';
 import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { taskCountsChange } from '#lib/products/product-records';
-import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
+import { checkDependencies, dependencyWrites } from '#lib/tasks/dependencies';
 import { addPostings, removePostings, taskTerms } from '#lib/tasks/search-index';
 import { duplicateError, resolveProduct, type TaskChanges, titleGuard, writeConflicts } from '#lib/tasks/task-changes';
 import { announceCompletion, completionOf } from '#lib/tasks/task-completion';
@@ -28,7 +28,7 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
   const orgId = principal.orgId;
   const product = input.product ? await resolveProduct(orgId, input.product) : null;
   const dependsOn = input.depends_on ?? [];
-  const dependencyChecks = await checkDependencies(orgId, undefined, dependsOn);
+  const guards = await checkDependencies(orgId, undefined, dependsOn);
   const fields: TaskFields = {
     title: input.title,
     description: input.description ?? null,
@@ -77,7 +77,7 @@ export async function createTask(ctx: RequestContext, input: TaskChanges & { tit
       }) as TransactItem,
     );
   }
-  writes.push(...dependencyChecks, ...dependentLinks(orgId, id, [], dependsOn), taskCountChange(orgId, 1));
+  writes.push(...dependencyWrites({ orgId, id, before: [], after: dependsOn, guards }), taskCountChange(orgId, 1));
   writes.push(...taskMetricWrites(orgId, undefined, item, now));
   writes.push(
     ...activityWrites(

@@ -6,8 +6,9 @@ import { requireOrgRole } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
-import { dependentLinks, dependentsOf } from '#lib/tasks/dependencies';
+import { blocksChange, blocksOf, dependencyWrites, readRemoved } from '#lib/tasks/dependencies';
 import { legacyPostingKeys, removePostings, taskTerms, taskWords } from '#lib/tasks/search-index';
+import { legacyDependentsOf } from '#lib/tasks/task-blocks-migration';
 import { titleGuard, WRITE_ATTEMPTS } from '#lib/tasks/task-changes';
 import { type TaskItem, taskKeys } from '#lib/tasks/task-keys';
 import { taskMetricWrites } from '#lib/tasks/task-metrics';
@@ -23,13 +24,15 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
   const principal = requireOrgRole(ctx, 'admin');
   const orgId = principal.orgId;
   const current = () => requireTask(orgId, id);
-  await current();
-  for (const dependent of await dependentsOf(orgId, id)) {
+  const [first, legacy] = await Promise.all([current(), legacyDependentsOf(orgId, id)]);
+  for (const dependent of new Set([...blocksOf(first), ...legacy])) {
     await dropDependency(orgId, dependent, id, ctx.ports.clock.now());
   }
 
   for (let attempt = 1; ; attempt += 1) {
     const item = await current();
+    const dependsOn = [...(item.depends_on ?? [])];
+    const removed = await readRemoved(orgId, dependsOn);
     const now = ctx.ports.clock.now();
     const guard = titleGuard(orgId, item);
     const writes: TransactItem[] = [taskDelete({ orgId, id, readVersion: item.version })];
@@ -37,7 +40,7 @@ export async function deleteTask(ctx: RequestContext, id: number): Promise<{ id:
     if (item.product_slug) {
       writes.push(taskCountsChange({ orgId, slug: item.product_slug, from: item.status }) as TransactItem);
     }
-    writes.push(...dependentLinks(orgId, id, [...(item.depends_on ?? [])], []), taskCountChange(orgId, -1));
+    writes.push(...dependencyWrites({ orgId, id, before: dependsOn, after: [], removed }), taskCountChange(orgId, -1));
     writes.push(...taskMetricWrites(orgId, item, undefined, now));
     writes.push(
       ...activityWrites(
@@ -78,18 +81,22 @@ async function requireTask(orgId: string, id: number): Promise<TaskItem> {
   return item;
 }
 
-/** Takes `removed` out of task `dependentId`'s `depends_on`, with its reverse link. */
+/**
+ * Takes `removed` out of task `dependentId`'s `depends_on`, and the dependent out of `removed`'s
+ * `blocks` (with the reverse link an installation may still have from before `blocks`).
+ */
 async function dropDependency(orgId: string, dependentId: number, removed: number, now: Date): Promise<void> {
   const link: TransactItem = { Delete: { Key: taskKeys.dependent(orgId, removed, dependentId) } };
+  const unblock = blocksChange({ orgId, id: removed, dependent: dependentId, add: false, version: undefined });
   for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
     const dependent = await getTaskItem({ orgId, id: dependentId, consistent: true });
     if (!dependent) {
-      await transact([link]);
+      await transact([link, unblock]);
       return;
     }
     const dependsOn = (dependent.depends_on ?? []).filter((dependency) => dependency !== removed);
     try {
-      await transact([dependsOnReplace({ orgId, dependent, dependsOn, at: now.toISOString() }), link]);
+      await transact([dependsOnReplace({ orgId, dependent, dependsOn, at: now.toISOString() }), link, unblock]);
       return;
     } catch (error) {
       if (!isConditionFailed(error, 'stale')) throw error;

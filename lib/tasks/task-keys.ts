@@ -11,12 +11,14 @@ import type { TaskPriority, TaskStatus } from '#lib/tasks/task-status';
  * | task | `T#<org>` | `TASK#<id>` | `version` is raised by every write |
  * | … by status | gsi1 `T#<org>#TASKS#<status>` | `<priority>#<id>` | lists by status, `next` |
  * | … by assignee | gsi2 `T#<org>#ASSIGNEE#<assignee>` | `<status>#<priority>#<id>` | an assignee's tasks |
- * | dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | reverse `depends_on`, for `blocking.blocks` |
+ * | (legacy) dependent link | `T#<org>` | `TASKBLOCKS#<id>#<dependent id>` | moved onto `blocks` (migration) |
  * | open title | `T#<org>` | `TASKTITLE#<product id or 0>#<sha256 of folded title>` | the duplicate check |
  * | task count | `T#<org>` | `TASKCOUNT` | `total`, changed in each create's and delete's transaction |
  * | queued task | `T#<org>#QUEUE#<assignee>` | `TASK#<queued_at>#<id>` | a todo task, oldest first (task-metrics.ts) |
  * | queue count | `T#<org>#QUEUE#<assignee>` | `COUNT#<shard>` | `count`, `since_sum` (epoch seconds): the wait times |
  *
+ * A task carries both sides of its dependencies: `depends_on`, and `blocks`, the tasks that depend on it
+ * (lib/tasks/dependencies.ts keeps them in step), so that reading a task reads its blocking information.
  * An open title is held while its task is open (not done or cancelled).
  * Within a status, both index sort keys run by priority and then id, so `next` is the first item of a
  * Query: of the status partition, or of the assignee's partition narrowed to `todo#`. An assignee's
@@ -34,6 +36,7 @@ export const taskKeys = {
   assigneeSort: (status: TaskStatus, priority: TaskPriority, id: number): string => `${status}#${priority}#${pad(id)}`,
   /** The assignee index's sort key prefix of one status. */
   assigneeStatusPrefix: (status: TaskStatus): string => `${status}#`,
+  /** Where installations before `blocks` kept the reverse of `depends_on`: read only to move it. */
   dependent: (orgId: string, id: number, dependentId: number): TableKey => ({
     pk: tenantPk(orgId),
     sk: `TASKBLOCKS#${pad(id)}#${pad(dependentId)}`,
@@ -100,6 +103,8 @@ export interface TaskItem extends TaskFields {
   id: number;
   /** Raised by every write; each write is conditional on the one it read. */
   version: number;
+  /** The tasks whose `depends_on` names this one (a number set; absent when none). */
+  blocks?: Set<number>;
   completed_at: string | null;
   last_run?: TaskRun | null;
   /** While todo: since when (kept through reassignment), for the queue's wait times. */
@@ -145,6 +150,7 @@ export type Task = Omit<
   | 'queued_at'
   | 'counted'
   | 'terms_indexed'
+  | 'blocks'
 > & { product: string | null; last_run: TaskRun | null };
 
 export const toTask = (item: TaskItem): Task => ({

@@ -1,4 +1,5 @@
-import { tenantPk } from '#lib/db/keys';
+import { getMany } from '#lib/db/batch';
+import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Bounded, countUpTo, type Page, type PageRequest, queryPage, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';
 import { NotFoundError, ValidationError } from '#lib/errors';
@@ -241,6 +242,13 @@ export async function listTasks(
   const { items, ...found } = await listTaskItems(principal.orgId, filter, page);
   return { ...found, items: items.map(toTask), ...page };
 }
+
+/**
+ * The items `getTask` reads first (the task itself), for a caller that can read them ahead, in the same
+ * round trip as the caller's credential: `getTask` then makes no call of its own for a task without
+ * dependencies.
+ */
+export const taskReads = (orgId: string, id: number): TableKey[] => [taskKeys.byId(orgId, id)];
 
 /** GET /tasks/{id} and GET /v1/public/tasks/{id}: the task, and what it blocks and is blocked by. */
 export async function getTask(ctx: RequestContext, id: number): Promise<Task & { blocking: Blocking }> {

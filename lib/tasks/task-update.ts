@@ -6,7 +6,7 @@ import { requirePrincipal } from '#lib/identity/access';
 import type { RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 import { taskCountsChange } from '#lib/products/product-records';
-import { checkDependencies, dependentLinks } from '#lib/tasks/dependencies';
+import { checkDependencies, dependencyWrites, readRemoved } from '#lib/tasks/dependencies';
 import { addPostings, legacyPostingKeys, removePostings, taskWords, termChange } from '#lib/tasks/search-index';
 import {
   duplicateError,
@@ -112,7 +112,15 @@ async function updateOnce(
   const dependenciesChange =
     changes.depends_on !== undefined &&
     (dependsOn.length !== dependsOnBefore.length || dependsOn.some((dep) => !dependsOnBefore.includes(dep)));
-  const dependencyChecks = dependenciesChange ? await checkDependencies(orgId, id, dependsOn) : [];
+  const [guards, removed] = dependenciesChange
+    ? await Promise.all([
+        checkDependencies(orgId, id, dependsOn),
+        readRemoved(
+          orgId,
+          dependsOnBefore.filter((dependency) => !dependsOn.includes(dependency)),
+        ),
+      ])
+    : [[], []];
 
   const fields: TaskFields = {
     title: changes.title ?? before.title,
@@ -160,7 +168,7 @@ async function updateOnce(
     if (newGuard) writes.push(titleClaim(newGuard, id));
   }
   writes.push(...productCountChanges(orgId, before, fields, product));
-  writes.push(...dependencyChecks, ...dependentLinks(orgId, id, dependsOnBefore, dependsOn));
+  writes.push(...dependencyWrites({ orgId, id, before: dependsOnBefore, after: dependsOn, guards, removed }));
   writes.push(...taskMetricWrites(orgId, before, after, now));
   writes.push(
     ...activityWrites(

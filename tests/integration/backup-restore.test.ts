@@ -210,7 +210,7 @@ describe('POST /backups/{filename}/restore', () => {
         expect.stringMatching(new RegExp(`^T#${owner.orgId}#JQ\\|`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}#FACTORY\\|`)),
         expect.stringMatching(new RegExp(`^T#${owner.orgId}\\|RULE#`)),
-        expect.stringMatching(new RegExp(`^T#${owner.orgId}\\|APIKEYUSE#`)),
+        expect.stringMatching(new RegExp(`^T#${owner.orgId}#APIKEYUSE#`)),
       ]),
     );
     // Every item is back as it was, beside the restore's own activity entry and its counts.

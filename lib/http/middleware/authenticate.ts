@@ -3,7 +3,7 @@ import { requiredPermission } from '#lib/http/route';
 import type { HttpEvent, HttpMiddleware, HttpRequest } from '#lib/http/types';
 import { API_KEY_PREFIX } from '#lib/identity/api-key-format';
 import { assertAllowed } from '#lib/identity/authenticator';
-import type { Authenticator, Credential, Principal, RequestContext } from '#lib/kernel/context';
+import type { Authenticator, Caller, Credential, ItemKey, Principal, RequestContext } from '#lib/kernel/context';
 import { logger } from '#lib/logger';
 
 export const SESSION_COOKIE = 'service_jwt';
@@ -20,7 +20,14 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export const authenticate = (
   authenticator: Authenticator,
-  options: { allowedOrigins: string[]; ctx: (request: HttpRequest) => RequestContext },
+  options: {
+    allowedOrigins: string[];
+    ctx: (request: HttpRequest) => RequestContext;
+    /** The items the route reads first, by the caller's organization (none when it names none). */
+    alsoRead?: (request: HttpRequest) => ((orgId: string) => ItemKey[]) | undefined;
+    /** Starts the admission of a caller proven to act in `orgId` (the rate-limit count). */
+    admit?: (request: HttpRequest, orgId: string) => void;
+  },
 ): HttpMiddleware => {
   const allowedOrigins = new Set(options.allowedOrigins);
   const authenticateBefore = async (request: HttpRequest) => {
@@ -28,16 +35,29 @@ export const authenticate = (
     if (route?.startsSession) requireKnownOrigin(request.event, allowedOrigins);
     if (route?.auth !== 'bearer') return;
     const ctx = options.ctx(request);
+    const needed = requiredPermission(route);
     let credential: Credential;
     let principal: Principal;
     try {
       credential = credentialOf(request.event);
-      principal = await authenticator.authenticate(ctx, credential);
+      const kind = credential.kind;
+      // Refusals that need only the caller come before anything else is read or counted for it.
+      const admitted = (caller: Caller) => {
+        if (kind === 'cookie') requireSameSite(request.event, allowedOrigins);
+        assertAllowed(caller, needed);
+        options.admit?.(request, caller.orgId);
+      };
+      const alsoRead = options.alsoRead?.(request);
+      principal = await authenticator.authenticate(ctx, credential, {
+        admitted,
+        ...(alsoRead ? { alsoRead } : {}),
+        use: { method: route.method, route: route.path, status: route.status ?? 200 },
+      });
     } catch (error) {
       throw error instanceof UnauthorizedError ? challenged(error, request.event) : error;
     }
     if (credential.kind === 'cookie') requireSameSite(request.event, allowedOrigins);
-    assertAllowed(principal, requiredPermission(route));
+    assertAllowed(principal, needed);
     request.context.principal = principal;
     ctx.principal = principal;
   };
