@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
-import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
+import { ErrorEnvelope, ListMetaSchema } from '#lib/openapi/envelopes';
 import { typeEveryNullable } from '#lib/openapi/nullable';
 import { APP_VERSION } from '#lib/version';
 
