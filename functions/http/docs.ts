@@ -2,17 +2,30 @@ import { DOCS_CSP, docsAsset, docsPage } from '#lib/docs/swagger-ui';
 import { NotFoundError } from '#lib/errors';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { rawResponse } from '#lib/http/results';
-import { buildOpenApiDocument } from '#lib/openapi/document';
 import { getDocsAsset, getDocsPage, getOpenApiDocument } from '#lib/routes/docs';
-import { allRoutes } from '#lib/routes/index';
 
-// Built on first request, not at import: a cold start that serves an asset does not pay for it.
-let document: string | undefined;
+/**
+ * Built at the first request for it, from the registry imported then: every route's schemas and the
+ * document builder are a chunk of their own, which a cold start that serves the page or an asset never
+ * loads.
+ */
+let document: Promise<string> | undefined;
+
+async function openApiDocument(): Promise<string> {
+  const [{ buildOpenApiDocument }, { allRoutes }] = await Promise.all([
+    import('#lib/openapi/document'),
+    import('#lib/routes/index'),
+  ]);
+  return JSON.stringify(buildOpenApiDocument(allRoutes));
+}
 
 export const handler = groupHandler('docs', [
   route(getOpenApiDocument, async () => {
-    document ??= JSON.stringify(buildOpenApiDocument(allRoutes));
-    return rawResponse({ contentType: 'application/json; charset=utf-8', body: document });
+    document ??= openApiDocument().catch((error: unknown) => {
+      document = undefined;
+      throw error;
+    });
+    return rawResponse({ contentType: 'application/json; charset=utf-8', body: await document });
   }),
   route(getDocsPage, async ({ path }) => {
     const base = path.slice(0, path.lastIndexOf('/docs'));

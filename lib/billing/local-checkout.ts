@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import Stripe from 'stripe';
 import type { CheckoutSessionItem } from '#lib/billing/billing-keys';
 import { getCheckoutSession } from '#lib/billing/billing-records';
 import { findPackage, findTier } from '#lib/billing/catalogue';
@@ -99,6 +98,8 @@ export async function confirmLocalCheckout(
     },
   };
   const payload = JSON.stringify(event);
+  // Local mode only: the stripe library is loaded here, never by a deployed cold start.
+  const { default: Stripe } = await import('stripe');
   const signature = Stripe.webhooks.generateTestHeaderString({
     payload,
     secret: ctx.ports.secrets.paymentsWebhookSecret,

@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { seenEventGuard } from '#lib/billing/billing-records';
 import { planEvent } from '#lib/billing/payment-events';
 import { transact } from '#lib/db/transactions';
@@ -19,17 +19,21 @@ export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 const INVALID_SIGNATURE = 'Invalid webhook signature';
 
-/** Verifies the signature and returns the event, or throws the one generic 401. */
-export function verifyPaymentsEvent(
+/**
+ * Verifies the signature and returns the event, or throws the one generic 401. The stripe library is
+ * loaded by the first webhook, not by every cold start of the function that receives them.
+ */
+export async function verifyPaymentsEvent(
   rawBody: string | undefined,
   header: string | undefined,
   secret: string,
   now: Date,
-): Stripe.Event {
+): Promise<Stripe.Event> {
   if (!rawBody || !header) throw new UnauthorizedError(INVALID_SIGNATURE);
   assertNotFromTheFuture(header, now);
+  const { default: StripeLibrary } = await import('stripe');
   try {
-    return Stripe.webhooks.constructEvent(
+    return StripeLibrary.webhooks.constructEvent(
       rawBody,
       header,
       secret,
@@ -62,7 +66,7 @@ export async function receivePaymentsWebhook(
 ): Promise<WebhookReceipt> {
   const now = ctx.ports.clock.now();
   const secret = ctx.ports.secrets.paymentsWebhookSecret;
-  const event = verifyPaymentsEvent(request.rawBody, request.signature, secret, now);
+  const event = await verifyPaymentsEvent(request.rawBody, request.signature, secret, now);
   const plan = await planEvent(event, now);
   // Every verified event id is remembered, handled or not, so that a repeat is known as one.
   const guard = seenEventGuard({ eventId: event.id, event: event.type, orgId: plan.orgId, now });

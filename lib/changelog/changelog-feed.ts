@@ -1,4 +1,3 @@
-import { Feed } from 'feed';
 import {
   type ChangelogItem,
   type ChangelogRecord,
@@ -13,7 +12,8 @@ import type { RequestContext } from '#lib/kernel/context';
 /**
  * GET /changelog/feed: the organization's newest changelog entries as an RSS 2.0 document, for feed
  * readers (which send the organization's API key as a bearer credential, like any other client).
- * The XML is written by the `feed` library; this module only decides what goes in it.
+ * The XML is written by the `feed` library; this module only decides what goes in it. The library (and
+ * its XML writer) is imported by the first feed asked for, not by every cold start of the function.
  *
  * An agent's or a product's feed reads that agent's or product's entries through the changelog's
  * indexes, newest first, and stops as soon as it has `limit` of them.
@@ -39,6 +39,7 @@ export async function changelogFeed(ctx: RequestContext, filter: FeedFilter): Pr
     filter.agent !== undefined ? `agent ${filter.agent}` : undefined,
     filter.product !== undefined ? `product ${filter.product}` : undefined,
   ].filter(Boolean);
+  const { Feed } = await import('feed');
   const feed = new Feed({
     title: xmlText(`${principal.organization.name} changelog${scope.length > 0 ? ` (${scope.join(', ')})` : ''}`),
     description: xmlText(

@@ -40,8 +40,12 @@ export interface RouteDef<
   /** Schema of `data` in the success body (or of the whole body for `envelope: 'raw'` JSON). */
   response?: R;
   envelope?: Envelope;
-  /** A list's `meta` where it says more than `total`, `limit` and `offset` (ListMetaSchema extended). */
-  listMeta?: AnyZod;
+  /**
+   * A list's `meta` where it says more than `total`, `limit` and `offset`: `estimated`, a list whose total
+   * may be an estimate (`total_exact`). A name rather than a schema, since only the OpenAPI document builds
+   * the envelopes' schemas (lib/openapi/envelopes.ts).
+   */
+  listMeta?: 'estimated';
   /** Success status; 200 unless given. */
   status?: number;
   /** Media type of a raw response, for the OpenAPI document; several when the path decides (static assets). */

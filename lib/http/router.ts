@@ -35,6 +35,8 @@ const splitPath = (path: string): string[] => path.split('/').filter((part) => p
 const specificity = (segments: Segment[]): string =>
   segments.map((segment) => ('literal' in segment ? '1' : '0')).join('');
 
+const compareDescending = (a: string, b: string): number => (a < b ? 1 : a > b ? -1 : 0);
+
 function matchSegments(segments: Segment[], parts: string[]): Record<string, string> | undefined {
   if (segments.length !== parts.length) return undefined;
   const params: Record<string, string> = {};
@@ -84,8 +86,9 @@ export class Router<T extends { def: Pick<RouteDef, 'method' | 'path'> }> {
       if (compiled.byMethod.has(method)) throw new Error(`Route ${method} ${path} is declared twice`);
       compiled.byMethod.set(method, route);
     }
+    // A plain comparison of the '0'/'1' strings: localeCompare would load the ICU collator at import.
     this.paths = [...byTemplate.values()].sort((a, b) =>
-      specificity(b.segments).localeCompare(specificity(a.segments)),
+      compareDescending(specificity(a.segments), specificity(b.segments)),
     );
   }
 

@@ -1,44 +1,12 @@
 import * as z from 'zod';
 
-/** Shapes shared by every route: the error envelope, list meta and the paging query. */
+/**
+ * Shapes shared by routes: the paging query, value lists, free-form objects. (The envelopes' schemas are
+ * the OpenAPI document's alone: lib/openapi/envelopes.ts.)
+ */
 
 export const MAX_PAGE_SIZE = 200;
 export const DEFAULT_PAGE_SIZE = 50;
-
-export const ErrorEnvelope = z
-  .object({
-    error: z.object({
-      code: z.string().meta({ example: 'VALIDATION_ERROR' }),
-      message: z.string(),
-      details: z.array(z.unknown()).meta({
-        description: 'For VALIDATION_ERROR: `[{ path, message }]`, one item per problem.',
-      }),
-    }),
-  })
-  .meta({ id: 'ErrorEnvelope' });
-
-export const ListMetaSchema = z
-  .object({
-    total: z.number().int().min(0),
-    limit: z.number().int().min(0),
-    offset: z.number().int().min(0),
-  })
-  .meta({ id: 'ListMeta' });
-
-/**
- * The meta of a list that may estimate its total (a full-text search): `total_exact: false` says so; it
- * is absent where `total` is exact, as in every other list.
- */
-export const EstimatedListMetaSchema = ListMetaSchema.extend({
-  total_exact: z
-    .literal(false)
-    .optional()
-    .meta({
-      description:
-        'Present, and false, when `total` is an estimate rather than a count of every match (the route’s ' +
-        'description says when); absent when `total` is exact.',
-    }),
-}).meta({ id: 'EstimatedListMeta' });
 
 const nonNegativeInteger = (name: string) =>
   z

@@ -1,7 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
 import { type RouteDef, requiredPermission } from '#lib/http/route';
-import { ErrorEnvelope, ListMetaSchema } from '#lib/http/schemas';
+import { ErrorEnvelope, EstimatedListMetaSchema, ListMetaSchema } from '#lib/openapi/envelopes';
 import { typeEveryNullable } from '#lib/openapi/nullable';
 import { patternsWithoutFlags } from '#lib/openapi/patterns';
 import { APP_VERSION } from '#lib/version';
@@ -213,7 +213,10 @@ function successResponse(route: RouteDef) {
   }
   const schema =
     envelope === 'list'
-      ? z.object({ data: z.array(data), meta: route.listMeta ?? ListMetaSchema })
+      ? z.object({
+          data: z.array(data),
+          meta: route.listMeta === 'estimated' ? EstimatedListMetaSchema : ListMetaSchema,
+        })
       : envelope === 'deleted'
         ? z.object({ data, meta: z.record(z.string(), z.unknown()) })
         : z.object({ data });

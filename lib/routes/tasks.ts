@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
 import { defineRoute } from '#lib/http/route';
-import { EstimatedListMetaSchema, pagingQuery, valueList } from '#lib/http/schemas';
+import { pagingQuery, valueList } from '#lib/http/schemas';
 import { integerId } from '#lib/routes/schemas';
 import { MAX_TASK_TERMS } from '#lib/tasks/search-index';
 import { SEARCH_LIMITS } from '#lib/tasks/task-search';
@@ -204,7 +204,7 @@ export const listTasks = defineRoute({
       .optional(),
   }),
   envelope: 'list',
-  listMeta: EstimatedListMetaSchema,
+  listMeta: 'estimated',
   response: TaskRecord,
   errors: [503],
 });
@@ -325,7 +325,7 @@ export const listPublicTasks = defineRoute({
     product_id: integerId('product_id').optional(),
   }),
   envelope: 'list',
-  listMeta: EstimatedListMetaSchema,
+  listMeta: 'estimated',
   response: PublicTaskRecord,
 });
 

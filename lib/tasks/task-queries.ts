@@ -1,4 +1,3 @@
-import { getMany } from '#lib/db/batch';
 import { type TableKey, tenantPk } from '#lib/db/keys';
 import { type Bounded, countUpTo, type Page, type PageRequest, queryPage, queryUpTo } from '#lib/db/paging';
 import { type QueryInput, table } from '#lib/db/table';

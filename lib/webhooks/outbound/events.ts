@@ -16,7 +16,7 @@ import {
   type WebhookDelivery,
 } from '#lib/webhooks/outbound/delivery-records';
 import { type OutboundEventType, WEBHOOK_EVENTS, type WebhookEvent } from '#lib/webhooks/outbound/event-types';
-import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config';
+import { readWebhookTargets } from '#lib/webhooks/outbound/tenant-config-records';
 
 /**
  * Publishing outbound events: a delivery record and one queue message, nothing more. The caller (a

@@ -1,13 +1,28 @@
 import { table } from '#lib/db/table';
 import { isConditionFailed } from '#lib/errors';
 import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
-import { secretUnclaimed, type TenantConfigItem, tenantConfigKeys } from '#lib/webhooks/outbound/tenant-config-keys';
+import {
+  secretUnclaimed,
+  type TenantConfigItem,
+  targetsOf,
+  tenantConfigKeys,
+  type WebhookTargets,
+} from '#lib/webhooks/outbound/tenant-config-keys';
 
 /** The access patterns of the tenant configuration (keys and types: tenant-config-keys.ts). */
 
 export async function getTenantConfigItem(orgId: string): Promise<TenantConfigItem | undefined> {
   const result = await table.get({ Key: tenantConfigKeys.byOrg(orgId), ConsistentRead: true });
   return result.Item as TenantConfigItem | undefined;
+}
+
+/**
+ * The registered URL of every event (null where none is), for publishing. Here, beside the item it
+ * reads, so that a function that publishes events does not import the configuration's endpoints and what
+ * they reach (the credential store, the deploy pipeline's checks).
+ */
+export async function readWebhookTargets(orgId: string): Promise<WebhookTargets> {
+  return targetsOf(await getTenantConfigItem(orgId));
 }
 
 /**

@@ -8,13 +8,7 @@ import type { Principal, RequestContext } from '#lib/kernel/context';
 import type { WebhookEvent } from '#lib/webhooks/outbound/event-types';
 import { generateSigningSecret } from '#lib/webhooks/outbound/signing';
 import { webhookUrlProblem } from '#lib/webhooks/outbound/targets';
-import {
-  SIGNING_SECRET_KEY,
-  type TenantConfig,
-  targetsOf,
-  toTenantConfig,
-  type WebhookTargets,
-} from '#lib/webhooks/outbound/tenant-config-keys';
+import { SIGNING_SECRET_KEY, type TenantConfig, toTenantConfig } from '#lib/webhooks/outbound/tenant-config-keys';
 import {
   claimSecretCreation,
   getTenantConfigItem,
@@ -29,11 +23,6 @@ import {
  */
 
 export type { TenantConfig, WebhookTargets } from '#lib/webhooks/outbound/tenant-config-keys';
-
-/** The registered URL of every event (null where none is), for publishing. */
-export async function readWebhookTargets(orgId: string): Promise<WebhookTargets> {
-  return targetsOf(await getTenantConfigItem(orgId));
-}
 
 const actorType = (principal: Principal) => (principal.method === 'api_key' ? 'api_key' : 'user');
 
