@@ -169,7 +169,7 @@ const endpoints: Endpoint[] = [
   },
   {
     label: 'GET /auth/me (API key)',
-    minimum: '3 / 2 + usage record: key lookup; org read ‖ rate-limit write ‖ usage record',
+    minimum: '3 / 2: key and org batch (the key names its org); rate-limit write ‖ usage record',
     run: get(handlers.auth, '/auth/me', apiKey),
   },
   {
@@ -179,7 +179,7 @@ const endpoints: Endpoint[] = [
   },
   {
     label: 'GET /tasks/{id} (API key)',
-    minimum: '3 / 2 + usage record: key lookup; org and task batch ‖ rate-limit write ‖ usage record',
+    minimum: '3 / 2: key, org and task batch; rate-limit write ‖ usage record',
     run: get(handlers.tasks, `/tasks/${plain.body.data.id}`, apiKey),
   },
   {

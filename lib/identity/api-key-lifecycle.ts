@@ -55,7 +55,7 @@ export async function createApiKey(ctx: RequestContext, orgId: string, input: Ne
   if (input.expires_at !== undefined && new Date(input.expires_at) <= now) {
     throw new ValidationError('The request is not valid', [{ path: 'expires_at', message: 'must be in the future' }]);
   }
-  const key = newApiKey();
+  const key = newApiKey(orgId);
   const id = newKeyId(now);
   const at = now.toISOString();
   const record: ApiKeyItem = {

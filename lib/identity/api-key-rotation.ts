@@ -33,7 +33,7 @@ export async function replaceApiKeySecret(
   if (before.key_expires_at && new Date(before.key_expires_at) <= now) {
     throw new ConflictError('The API key has expired; create a new key');
   }
-  const key = newApiKey();
+  const key = newApiKey(orgId);
   const at = now.toISOString();
   const after: ApiKeyItem = {
     ...withoutGrace(before),

@@ -4,6 +4,7 @@ import { keepReadAhead, ungated } from '#lib/db/request-scope';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
 import { verifyAccessToken } from '#lib/identity/access-tokens';
+import { organizationHint } from '#lib/identity/api-key-format';
 import { type ApiKeyLookupItem, type ApiKeyUseItem, apiKeyUseItem } from '#lib/identity/api-key-records';
 import { identityKeys } from '#lib/identity/keys';
 import type { MembershipItem } from '#lib/identity/memberships';
@@ -37,12 +38,13 @@ import { logger } from '#lib/logger';
  *   token dies with its login's logout or a replayed refresh token, with "all devices" (token
  *   version), with the user, and with the membership. One round trip.
  * - API key: looked up by its SHA-256; inactive, revoked, expired or past its rotation grace is 401.
- *   The lookup names the organization, so the second round trip reads the organization together with
- *   the route's first items (one BatchGetItem), while the rate-limit count (`admitted`) and the key's
- *   usage record go out beside it. The record is written with the status the route answers on success
- *   and corrected once the answer is known, if it is another (`completed`): recorded before the answer
- *   leaves, never lost to a function that stops after answering, and off the answer's path when the
- *   request succeeds.
+ *   A key names its organization (lib/identity/api-key-format.ts), so one BatchGetItem reads the key's
+ *   record, the organization and the route's first items; once the record agrees with the key, the
+ *   rate-limit count (`admitted`) and the key's usage record go out together. A key made before keys
+ *   named their organization has its record read first, then the rest beside the count and the usage
+ *   record. The usage record is written with the status the route answers on success and corrected once
+ *   the answer is known, if it is another (`completed`): recorded before the answer leaves, never lost to
+ *   a function that stops after answering, and off the answer's path when the request succeeds.
  */
 export const bearerAuthenticator: Authenticator = {
   authenticate: (ctx, credential, options = {}) =>
@@ -119,10 +121,16 @@ async function fromApiKey(
   credential: Credential,
   options: AuthenticateOptions,
 ): Promise<Principal> {
-  const lookup = await table.get({ Key: identityKeys.apiKeyHash(sha256(credential.value)) });
-  const item = lookup.Item as ApiKeyLookupItem | undefined;
+  const lookupKey = identityKeys.apiKeyHash(sha256(credential.value));
+  // A key that names its organization has the organization, and the route's first items, read with its
+  // record; one without, in a second round trip once its record has named it.
+  const hint = organizationHint(credential.value);
+  const hinted = hint ? [identityKeys.organization(hint), ...(options.alsoRead?.(hint) ?? [])] : [];
+  const first = await getMany([lookupKey, ...hinted]);
+  const item = first[0] as ApiKeyLookupItem | undefined;
   const now = ctx.ports.clock.now();
   if (!item?.active) throw invalid();
+  if (hint !== undefined && item.org_id !== hint) throw invalid();
   if (item.grace_until && now >= new Date(item.grace_until)) throw invalid();
   if (item.key_expires_at && now >= new Date(item.key_expires_at)) throw invalid();
   const requested = credential.organizationId;
@@ -134,8 +142,8 @@ async function fromApiKey(
   const orgId = item.org_id;
   options.admitted?.({ method: 'api_key', orgId, capability });
   const use = options.use ? startApiKeyUse(ctx, { orgId, keyId: item.key_id, use: options.use, now }) : undefined;
-  const ahead = options.alsoRead?.(orgId) ?? [];
-  const read = await getMany([identityKeys.organization(orgId), ...ahead]);
+  const keys = hint ? hinted : [identityKeys.organization(orgId), ...(options.alsoRead?.(orgId) ?? [])];
+  const read = hint ? first.slice(1) : await getMany(keys);
   const orgItem = read[0] as OrganizationItem | undefined;
   if (!orgItem || orgItem.deleted_at) {
     // The key died with its organization: the request is no use of it.
@@ -143,7 +151,7 @@ async function fromApiKey(
     if (written) await ungated(() => table.delete({ Key: { pk: written.pk, sk: written.sk } }));
     throw invalid();
   }
-  keepReadAhead(ahead, read.slice(1));
+  keepReadAhead(keys.slice(1), read.slice(1));
   return {
     method: 'api_key',
     orgId,

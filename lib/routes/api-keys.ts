@@ -60,7 +60,12 @@ export const ApiKeyRecord = z
   .meta({ id: 'ApiKey', description: 'An organization API key, masked. The raw key is never shown again.' });
 
 export const ApiKeyWithSecret = ApiKeyRecord.extend({
-  key: z.string().meta({ description: 'The raw key (`osk_live_…`). Shown only in this response.' }),
+  key: z.string().meta({
+    description:
+      'The raw key: `osk_live_`, the organization’s id without `org_`, then 43 random characters (keys made ' +
+      'before keys named their organization have the 43 characters alone and work as before). Shown only ' +
+      'in this response.',
+  }),
 }).meta({ id: 'ApiKeyWithSecret' });
 
 export const ApiKeyUseRecord = z

@@ -4,11 +4,14 @@ import * as z from 'zod';
 import { handler as apiKeys } from '#functions/http/api-keys';
 import { tasksHandler } from '#functions/http/tasks';
 import { TASK_CREATION_PER_MINUTE } from '#lib/billing/catalogue';
+import { randomBase62, sha256 } from '#lib/crypto/secrets';
 import { db, dynamo, TABLE } from '#lib/db/client';
 import { table } from '#lib/db/table';
 import { NotFoundError } from '#lib/errors';
 import { groupHandler, route } from '#lib/http/group-handler';
 import { defineRoute } from '#lib/http/route';
+import { API_KEY_PREFIX, newApiKey, organizationHint } from '#lib/identity/api-key-format';
+import { identityKeys } from '#lib/identity/keys';
 import { fixedClock } from '#lib/kernel/clock';
 import type { MessageQueue } from '#lib/kernel/ports';
 import { rateKey } from '#lib/rate-limit/limiter';
@@ -185,6 +188,13 @@ describe('an API key’s usage record', () => {
   });
 });
 
+/** Stores the record `key` is found by under `other` too, as if `other` were that key. */
+async function copyLookup(key: string, other: string) {
+  const { Item } = await table.get({ Key: identityKeys.apiKeyHash(sha256(key)), ConsistentRead: true });
+  if (!Item) throw new Error('no lookup record for the key');
+  await table.put({ Item: { ...Item, ...identityKeys.apiKeyHash(sha256(other)) } });
+}
+
 describe('GET /tasks/{id}', () => {
   const calls: string[] = [];
   let counting = false;
@@ -205,7 +215,7 @@ describe('GET /tasks/{id}', () => {
     }
   }
 
-  it('reads the task with the credential: 2 calls with a token, 4 with an API key (its usage record too)', async () => {
+  it('reads the task with the credential: 2 calls with a token, 3 with an API key (its usage record too)', async () => {
     // Prepare
     const user = await newUser('reader');
     const tasks = tasksHandler();
@@ -224,7 +234,52 @@ describe('GET /tasks/{id}', () => {
     expect(withToken.result.body.data.title).toBe('Read me');
     expect(withToken.calls).toEqual(['BatchGetItem', 'UpdateItem']);
     expect(withKey.result.body.data.title).toBe('Read me');
-    expect(withKey.calls).toEqual(['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem']);
+    expect(withKey.calls).toEqual(['BatchGetItem', 'PutItem', 'UpdateItem']);
+  });
+
+  it('reads the task after the record of a key made before keys named their organization: 4 calls', async () => {
+    // Prepare: the same record found by a key of the older form (43 characters after the prefix).
+    const user = await newUser('legacykey');
+    const tasks = tasksHandler();
+    const created = await call(tasks, 'POST', '/tasks', { token: user.token, body: { title: 'Old key' } });
+    const key = await call(apiKeys, 'POST', `/organizations/${user.orgId}/api-keys`, {
+      token: user.token,
+      body: { name: 'older', scopes: ['read'] },
+    });
+    const legacy = `${API_KEY_PREFIX}${randomBase62(43)}`;
+    await copyLookup(key.body.data.key, legacy);
+    const path = `/tasks/${created.body.data.id}`;
+
+    // Act
+    const read = await counted(() => call(tasks, 'GET', path, { token: legacy }));
+
+    // Assess
+    expect(organizationHint(legacy)).toBeUndefined();
+    expect(read.result.body.data.title).toBe('Old key');
+    expect(read.calls).toEqual(['BatchGetItem', 'BatchGetItem', 'PutItem', 'UpdateItem']);
+  });
+
+  it('refuses a key whose record belongs to another organization than the one it names', async () => {
+    // Prepare: a record of the owner's key, found by a key that names the stranger's organization.
+    const owner = await newUser('hintowner');
+    const stranger = await newUser('hintstranger');
+    const tasks = tasksHandler();
+    await call(tasks, 'POST', '/tasks', { token: owner.token, body: { title: 'Owner task' } });
+    const created = await call(tasks, 'POST', '/tasks', { token: stranger.token, body: { title: 'Stranger task' } });
+    const key = await call(apiKeys, 'POST', `/organizations/${owner.orgId}/api-keys`, {
+      token: owner.token,
+      body: { name: 'hint', scopes: ['read'] },
+    });
+    const forged = newApiKey(stranger.orgId);
+    await copyLookup(key.body.data.key, forged);
+
+    // Act
+    const read = await call(tasks, 'GET', `/tasks/${created.body.data.id}`, { token: forged });
+
+    // Assess
+    expect(organizationHint(forged)).toBe(stranger.orgId);
+    expect(read.status).toBe(401);
+    expect(JSON.stringify(read.body)).not.toContain('Owner task');
   });
 
   it('gives a caller nothing read ahead in an organization it is not a member of', async () => {

@@ -42,7 +42,7 @@ describe('POST /organizations/{orgId}/api-keys', () => {
 
     expect(response.status).toBe(201);
     const key = response.body.data.key as string;
-    expect(key).toMatch(/^osk_live_[0-9A-Za-z]{43}$/);
+    expect(key).toMatch(/^osk_live_[0-9A-Za-z]{59}$/);
     expect(response.body).toEqual({
       data: {
         id: expect.stringMatching(/^key_[0-9A-Za-z]+$/),

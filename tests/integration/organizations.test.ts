@@ -64,7 +64,7 @@ async function addAs(owner: TestUser, orgId: string, user: TestUser, role: strin
 
 /** Stores an API key lookup item for an organization, as the api-keys module would. */
 async function apiKeyFor(orgId: string, scopes: string[]): Promise<string> {
-  const key = newApiKey();
+  const key = newApiKey(orgId);
   await db.send(
     new PutCommand({
       TableName: TABLE,
