@@ -68,7 +68,8 @@ export async function writeMany(input: { puts?: Record<string, unknown>[]; delet
   }
 }
 
-async function writeChunk(chunk: Record<string, unknown>[]): Promise<void> {
+/** One BatchWriteItem call of at most 25 write requests, until none is left unprocessed. */
+export async function writeChunk(chunk: Record<string, unknown>[]): Promise<void> {
   let pending: Record<string, unknown>[] | undefined = chunk;
   for (let round = 0; pending && pending.length > 0; round += 1) {
     if (round > 0) await backOff(round);

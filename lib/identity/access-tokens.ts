@@ -1,3 +1,4 @@
+import { webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { randomBase62 } from '#lib/crypto/secrets';
 import { UnauthorizedError } from '#lib/errors';
@@ -47,11 +48,11 @@ export async function issueAccessToken(
  * The signing key as a Web Crypto key, imported once per secret: given the raw bytes, jose imports them
  * at every verification, a third of its time.
  */
-const hmacKeys = new WeakMap<Uint8Array, Promise<CryptoKey>>();
-function hmacKey(secret: Uint8Array): Promise<CryptoKey> {
+const hmacKeys = new WeakMap<Uint8Array, Promise<webcrypto.CryptoKey>>();
+function hmacKey(secret: Uint8Array): Promise<webcrypto.CryptoKey> {
   let key = hmacKeys.get(secret);
   if (!key) {
-    key = crypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    key = webcrypto.subtle.importKey('raw', secret, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
     hmacKeys.set(secret, key);
   }
   return key;

@@ -1,5 +1,6 @@
 import { sha256 } from '#lib/crypto/secrets';
 import { getMany } from '#lib/db/batch';
+import { putGrouped } from '#lib/db/grouped-puts';
 import { keepReadAhead, ungated } from '#lib/db/request-scope';
 import { table } from '#lib/db/table';
 import { ForbiddenError, UnauthorizedError } from '#lib/errors';
@@ -172,8 +173,9 @@ function startApiKeyUse(
   input: { orgId: string; keyId: string; use: CredentialUse; now: Date },
 ): Promise<ApiKeyUseItem | undefined> {
   const record = apiKeyUseItem(input);
-  // Bookkeeping of the admission: written whether or not the request is admitted, never held by its gate.
-  const written = ungated(() => table.put({ Item: record })).then(
+  // Bookkeeping of the admission: written whether or not the request is admitted, never held by its gate;
+  // with the records of other requests in flight, in one call (lib/db/grouped-puts.ts).
+  const written = putGrouped(record).then(
     () => record,
     (error: unknown) => {
       logger.warn('recording an API key use failed; writing it once answered', { error: error as Error });

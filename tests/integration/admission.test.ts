@@ -234,7 +234,7 @@ describe('GET /tasks/{id}', () => {
     expect(withToken.result.body.data.title).toBe('Read me');
     expect(withToken.calls).toEqual(['BatchGetItem', 'UpdateItem']);
     expect(withKey.result.body.data.title).toBe('Read me');
-    expect(withKey.calls).toEqual(['BatchGetItem', 'PutItem', 'UpdateItem']);
+    expect(withKey.calls).toEqual(['BatchGetItem', 'BatchWriteItem', 'UpdateItem']);
   });
 
   it('reads the task after the record of a key made before keys named their organization: 4 calls', async () => {
@@ -256,7 +256,7 @@ describe('GET /tasks/{id}', () => {
     // Assess
     expect(organizationHint(legacy)).toBeUndefined();
     expect(read.result.body.data.title).toBe('Old key');
-    expect(read.calls).toEqual(['BatchGetItem', 'BatchGetItem', 'PutItem', 'UpdateItem']);
+    expect(read.calls).toEqual(['BatchGetItem', 'BatchGetItem', 'BatchWriteItem', 'UpdateItem']);
   });
 
   it('refuses a key whose record belongs to another organization than the one it names', async () => {
