@@ -122,21 +122,39 @@ export function readServerlessRoutes(file = 'serverless.yml'): ApiRoute[] {
 
 const segmentsOf = (path: string) => path.split('/').filter(Boolean);
 
-/** How well a route path matches, or undefined: higher ranks are more specific. */
-function rank(routePath: string, requestPath: string): number[] | undefined {
-  const pattern = segmentsOf(routePath);
-  const parts = segmentsOf(requestPath);
+/** A route path's segments, read once per route: `literal`, `{param}` or greedy `{proxy+}`. */
+type Segment = { kind: 'literal'; text: string } | { kind: 'param'; name: string } | { kind: 'greedy'; name: string };
+
+const compiled = new WeakMap<ApiRoute, Segment[]>();
+
+function segmentsOfRoute(route: ApiRoute): Segment[] {
+  let segments = compiled.get(route);
+  if (!segments) {
+    segments = segmentsOf(route.path).map((segment): Segment => {
+      const greedy = /^\{(\w+)\+\}$/.exec(segment);
+      if (greedy) return { kind: 'greedy', name: greedy[1] as string };
+      const param = /^\{(\w+)\}$/.exec(segment);
+      if (param) return { kind: 'param', name: param[1] as string };
+      return { kind: 'literal', text: segment };
+    });
+    compiled.set(route, segments);
+  }
+  return segments;
+}
+
+/** How well a route's path matches the request's segments, or undefined: higher ranks are more specific. */
+function rank(pattern: Segment[], parts: string[]): number[] | undefined {
   const rankOfSegments: number[] = [];
   for (const [index, segment] of pattern.entries()) {
-    if (/^\{\w+\+\}$/.test(segment)) {
+    if (segment.kind === 'greedy') {
       // Greedy: takes one or more remaining segments, and ranks below any exact or parameter match.
       if (parts.length <= index) return undefined;
       return [0, ...rankOfSegments, 0];
     }
     const part = parts[index];
     if (part === undefined) return undefined;
-    if (/^\{\w+\}$/.test(segment)) rankOfSegments.push(1);
-    else if (segment === part) rankOfSegments.push(2);
+    if (segment.kind === 'param') rankOfSegments.push(1);
+    else if (segment.text === part) rankOfSegments.push(2);
     else return undefined;
   }
   if (parts.length !== pattern.length) return undefined;
@@ -157,33 +175,30 @@ export interface SelectedRoute {
 }
 
 export function selectRoute(routes: ApiRoute[], method: string, path: string): SelectedRoute | undefined {
+  const parts = segmentsOf(path);
   let best: { route: ApiRoute; rank: number[] } | undefined;
   for (const route of routes) {
     if (route.isDefault) continue;
     if (route.method !== 'ANY' && route.method !== method) continue;
-    const routeRank = rank(route.path, path);
+    const routeRank = rank(segmentsOfRoute(route), parts);
     if (!routeRank) continue;
     // A route for the exact method beats ANY on the same path.
     const ranked = [...routeRank, route.method === 'ANY' ? 0 : 1];
     if (!best || compareRanks(ranked, best.rank) > 0) best = { route, rank: ranked };
   }
-  if (best) return { route: best.route, pathParameters: pathParametersOf(best.route.path, path) };
+  if (best) return { route: best.route, pathParameters: pathParametersOf(segmentsOfRoute(best.route), parts) };
   const fallback = routes.find((route) => route.isDefault);
   return fallback ? { route: fallback, pathParameters: {} } : undefined;
 }
 
-function pathParametersOf(routePath: string, requestPath: string): Record<string, string> {
-  const pattern = segmentsOf(routePath);
-  const parts = segmentsOf(requestPath);
+function pathParametersOf(pattern: Segment[], parts: string[]): Record<string, string> {
   const parameters: Record<string, string> = {};
   for (const [index, segment] of pattern.entries()) {
-    const greedy = /^\{(\w+)\+\}$/.exec(segment);
-    if (greedy) {
-      parameters[greedy[1] as string] = parts.slice(index).join('/');
+    if (segment.kind === 'greedy') {
+      parameters[segment.name] = parts.slice(index).join('/');
       break;
     }
-    const param = /^\{(\w+)\}$/.exec(segment);
-    if (param) parameters[param[1] as string] = parts[index] as string;
+    if (segment.kind === 'param') parameters[segment.name] = parts[index] as string;
   }
   return parameters;
 }
