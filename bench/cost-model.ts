@@ -45,6 +45,13 @@ const PRICES = {
   /** DynamoDB on-demand: $0.125 per million read request units, $0.625 per million write request units. */
   readUnit: 0.125 / 1e6,
   writeUnit: 0.625 / 1e6,
+  /**
+   * DynamoDB provisioned capacity, for comparison only (the table is on demand): $0.00065 per write
+   * capacity unit-hour, $0.00013 per read capacity unit-hour (one unit: a write, or two eventually
+   * consistent reads, a second).
+   */
+  writeUnitHour: 0.00065,
+  readUnitHour: 0.00013,
   /** Lambda: $0.20 per million requests; per GB-second $0.0000133334 on arm64, $0.0000166667 on x86_64. */
   lambdaRequest: 0.2 / 1e6,
   gbSecond: { arm64: 0.0000133334, x86_64: 0.0000166667 },
@@ -69,6 +76,8 @@ const SQS_REQUESTS_PER_MESSAGE = 3;
 const FULL_VCPU_MB = 1769;
 const MEMORY_CANDIDATES = [128, 256, 512, 1024] as const;
 const TARGET_PER_MILLION_GET = 1.8;
+/** Provisioned capacity is paid whether used or not: auto scaling's default target keeps it 70% used. */
+const PROVISIONED_UTILISATION = 0.7;
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
 const GB = 1024 ** 3;
 
@@ -506,6 +515,24 @@ for (const figures of measured.filter((figures) => figures.endpoint.label.starts
       `of which fixed per request (HTTP API + Lambda request) $${fixed.toFixed(2)}, DynamoDB ` +
       `$${atChoice.parts.dynamodb.toFixed(3)} (${figures.readUnits.median} read + ` +
       `${figures.writeUnits.median} write units)`,
+  );
+}
+console.log(
+  `  on provisioned capacity ${PROVISIONED_UTILISATION * 100}% used (steady traffic only; the table is on demand):`,
+);
+for (const figures of measured.filter((figures) => figures.endpoint.label.startsWith('GET /tasks/{id}'))) {
+  const atChoice = costAt(figures, recommended.get(figures.endpoint.fn) as number, arch);
+  const perUnitSecond = (unitHour: number) => unitHour / 3600 / PROVISIONED_UTILISATION;
+  // Read units as measured count eventually consistent reads as half a unit: a provisioned unit serves two.
+  const provisioned =
+    figures.readUnits.median * perUnitSecond(PRICES.readUnitHour) +
+    figures.writeUnits.median * perUnitSecond(PRICES.writeUnitHour);
+  const dynamodb = provisioned * 1e6;
+  const total = atChoice.total - atChoice.parts.dynamodb + dynamodb;
+  const bare = total - atChoice.parts.logs - atChoice.parts.transfer;
+  console.log(
+    `    ${figures.endpoint.label.padEnd(26)} $${total.toFixed(3)} (DynamoDB $${dynamodb.toFixed(3)}); ` +
+      `$${bare.toFixed(3)} without logs and transfer`,
   );
 }
 console.log(
