@@ -159,7 +159,8 @@ const [counted, inFull, examined] = [
   SEARCH_LIMITS.countedUpTo,
   SEARCH_LIMITS.examinedInFull,
   SEARCH_LIMITS.maxExamined,
-].map((n) => n.toLocaleString('en-US'));
+  // Grouped by hand: toLocaleString loads ICU's number formatting at every cold start (9 ms) for three numbers.
+].map((n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ','));
 const SEARCH_TOTAL =
   'With `q`, a page costs what it holds, not what matches: the newest matches are read up to the end of the ' +
   'page. `meta.total` is exact (and `meta.total_exact` absent) when every match was counted: one word, without ' +
