@@ -5,6 +5,7 @@ import { tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
+import { sumOverOrganizations } from '#lib/identity/organizations';
 
 /**
  * The move of activity entries written before the log had partitions of its own: they sat in the
@@ -72,26 +73,6 @@ export async function moveLegacyActivity(orgId: string, now: Date): Promise<Move
   return result;
 }
 
-/** Moves the old entries of every organization (found through the organizations index, not a Scan). */
-export async function moveAllLegacyActivity(now: Date): Promise<MoveResult & { organizations: number }> {
-  const total = { moved: 0, expired: 0, organizations: 0 };
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.query({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :orgs',
-      // The organizations index (lib/identity/organizations.ts): every organization, deleted ones too.
-      ExpressionAttributeValues: { ':orgs': 'ORGS' },
-      ProjectionExpression: 'id',
-      ExclusiveStartKey: startKey,
-    });
-    for (const org of page.Items ?? []) {
-      const moved = await moveLegacyActivity(String(org.id), now);
-      total.moved += moved.moved;
-      total.expired += moved.expired;
-      total.organizations += 1;
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return total;
-}
+/** Moves the old entries of every organization. */
+export const moveAllLegacyActivity = (now: Date) =>
+  sumOverOrganizations((orgId) => moveLegacyActivity(orgId, now), { moved: 0, expired: 0 });

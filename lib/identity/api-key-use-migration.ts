@@ -4,6 +4,7 @@ import { table } from '#lib/db/table';
 import { transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
 import { apiKeyKeys } from '#lib/identity/api-key-records';
+import { sumOverOrganizations } from '#lib/identity/organizations';
 import { epochSeconds } from '#lib/identity/ttl';
 
 /**
@@ -57,26 +58,6 @@ export async function moveLegacyApiKeyUses(orgId: string, now: Date): Promise<Us
   return result;
 }
 
-/** Moves the old uses of every organization (found through the organizations index, not a Scan). */
-export async function moveAllLegacyApiKeyUses(now: Date): Promise<UseMoveResult & { organizations: number }> {
-  const total = { moved: 0, expired: 0, organizations: 0 };
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.query({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :orgs',
-      // The organizations index (lib/identity/organizations.ts): every organization, deleted ones too.
-      ExpressionAttributeValues: { ':orgs': 'ORGS' },
-      ProjectionExpression: 'id',
-      ExclusiveStartKey: startKey,
-    });
-    for (const org of page.Items ?? []) {
-      const moved = await moveLegacyApiKeyUses(String(org.id), now);
-      total.moved += moved.moved;
-      total.expired += moved.expired;
-      total.organizations += 1;
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return total;
-}
+/** Moves the old uses of every organization. */
+export const moveAllLegacyApiKeyUses = (now: Date) =>
+  sumOverOrganizations((orgId) => moveLegacyApiKeyUses(orgId, now), { moved: 0, expired: 0 });

@@ -260,3 +260,35 @@ export const erasedMemberCount = (orgId: string): TransactItem => ({
     ExpressionAttributeValues: { ':delta': -1 },
   },
 });
+
+/**
+ * Runs `work` on every organization, deleted ones too (through the organizations index, not a Scan), one
+ * after another, and adds up the counts each answers; `organizations` says how many there were. For data
+ * moves that go organization by organization (infra/migrations).
+ *
+ * @example
+ * await sumOverOrganizations((orgId) => moveLegacyLinks(orgId), { moved: 0, dropped: 0 });
+ */
+export async function sumOverOrganizations<T extends Record<string, number>>(
+  work: (orgId: string) => Promise<T>,
+  zero: T,
+): Promise<T & { organizations: number }> {
+  const total: Record<string, number> = { ...zero, organizations: 0 };
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await table.query({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :orgs',
+      ExpressionAttributeValues: { ':orgs': 'ORGS' },
+      ProjectionExpression: 'id',
+      ExclusiveStartKey: startKey,
+    });
+    for (const org of page.Items ?? []) {
+      const counts = await work(String(org.id));
+      for (const name of Object.keys(zero)) total[name] = (total[name] ?? 0) + (counts[name] ?? 0);
+      total.organizations = (total.organizations ?? 0) + 1;
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return total as T & { organizations: number };
+}

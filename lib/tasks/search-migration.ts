@@ -1,6 +1,7 @@
 import { writeMany } from '#lib/db/batch';
 import { prefixEnd, type TableKey, tenantPk } from '#lib/db/keys';
 import { isConditionFailed, table } from '#lib/db/table';
+import { sumOverOrganizations } from '#lib/identity/organizations';
 import { addPostings, LEGACY_POSTING_PREFIX, postingChange, removePostings, taskTerms } from '#lib/tasks/search-index';
 import { type TaskItem, taskKeys, versionIs } from '#lib/tasks/task-keys';
 import { getTaskItem } from '#lib/tasks/task-records';
@@ -106,26 +107,6 @@ async function removeLegacyPostings(orgId: string): Promise<number> {
   return removed;
 }
 
-/** Indexes the tasks of every organization (found through the organizations index, not a Scan). */
-export async function indexAllTasksWithoutTerms(): Promise<IndexResult & { organizations: number }> {
-  const total = { indexed: 0, legacyRemoved: 0, organizations: 0 };
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.query({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :orgs',
-      // The organizations index (lib/identity/organizations.ts): every organization, deleted ones too.
-      ExpressionAttributeValues: { ':orgs': 'ORGS' },
-      ProjectionExpression: 'id',
-      ExclusiveStartKey: startKey,
-    });
-    for (const org of page.Items ?? []) {
-      const done = await indexTasksWithoutTerms(String(org.id));
-      total.indexed += done.indexed;
-      total.legacyRemoved += done.legacyRemoved;
-      total.organizations += 1;
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return total;
-}
+/** Indexes the tasks of every organization. */
+export const indexAllTasksWithoutTerms = () =>
+  sumOverOrganizations((orgId) => indexTasksWithoutTerms(orgId), { indexed: 0, legacyRemoved: 0 });

@@ -4,6 +4,7 @@ import { prefixEnd, tenantPk } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { type TransactItem, transact } from '#lib/db/transactions';
 import { isConditionFailed } from '#lib/errors';
+import { sumOverOrganizations } from '#lib/identity/organizations';
 import { blocksChange } from '#lib/tasks/dependencies';
 import { type TaskItem, taskKeys, versionIs } from '#lib/tasks/task-keys';
 
@@ -104,26 +105,6 @@ async function moveLink(orgId: string, key: { pk: string; sk: string }): Promise
   throw new Error(`Task ${dependentId} kept changing while its link to task ${taskId} was moved; run again`);
 }
 
-/** Moves the links of every organization (found through the organizations index, not a Scan). */
-export async function moveAllLegacyLinks(): Promise<LinkMoveResult & { organizations: number }> {
-  const total = { moved: 0, dropped: 0, organizations: 0 };
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await table.query({
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :orgs',
-      // The organizations index (lib/identity/organizations.ts): every organization, deleted ones too.
-      ExpressionAttributeValues: { ':orgs': 'ORGS' },
-      ProjectionExpression: 'id',
-      ExclusiveStartKey: startKey,
-    });
-    for (const org of page.Items ?? []) {
-      const moved = await moveLegacyLinks(String(org.id));
-      total.moved += moved.moved;
-      total.dropped += moved.dropped;
-      total.organizations += 1;
-    }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
-  return total;
-}
+/** Moves the links of every organization. */
+export const moveAllLegacyLinks = () =>
+  sumOverOrganizations((orgId) => moveLegacyLinks(orgId), { moved: 0, dropped: 0 });
