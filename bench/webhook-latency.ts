@@ -13,6 +13,11 @@ const { call, newUser } = await import('#tests/support/identity');
 const { startReceiver } = await import('#tests/support/webhook-receiver');
 const { handler: tenantConfig } = await import('#functions/http/tenant-config');
 
+// The queue's consumers, as npm start connects them from serverless.yml (without them the delivery
+// waits in the queue for ever).
+const { connectLocalQueues } = await import('#infra/local/queues');
+connectLocalQueues();
+
 const receiver = await startReceiver(() => 204);
 const user = await newUser('bench');
 const options = { token: user.token };
