@@ -173,7 +173,7 @@ async function tasksOf(orgId: string, ids: number[]): Promise<TaskItem[]> {
 }
 
 /** The Query of one term's postings, the newest task first. */
-const termQuery = (orgId: string, term: string) => ({
+export const termQuery = (orgId: string, term: string) => ({
   KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
   ExpressionAttributeValues: {
     ':pk': termKeys.pk(orgId),

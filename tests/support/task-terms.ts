@@ -1,21 +1,12 @@
-import { prefixEnd } from '#lib/db/keys';
 import { table } from '#lib/db/table';
 import { termKeys } from '#lib/tasks/search-index';
+import { termQuery } from '#lib/tasks/task-search';
 
 /** Reads of the task search index (lib/tasks/search-index.ts) for tests that check what it holds. */
 
 /** The task ids the index holds under `term`, newest first, read strongly consistently. */
 export async function postedIds(orgId: string, term: string): Promise<number[]> {
-  const { Items = [] } = await table.query({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: {
-      ':pk': termKeys.pk(orgId),
-      ':from': termKeys.term(term),
-      ':to': prefixEnd(termKeys.term(term)),
-    },
-    ScanIndexForward: false,
-    ConsistentRead: true,
-  });
+  const { Items = [] } = await table.query({ ...termQuery(orgId, term), ConsistentRead: true });
   return Items.map((item) => Number(item.task_id));
 }
 
